@@ -1,0 +1,64 @@
+// The exact processed distribution of one row: the ground truth every verdict of samplecheck compares with.
+//
+// Computed in extended precision (long double; Boost.Multiprecision where a sum needs it) from the row as
+// stored, the parameters and a semantics profile. For every keep/drop decision the reference also records a
+// margin: how far the compared quantity is from the profile's threshold, in units of fp32 rounding of that
+// quantity. A decision whose margin is below kAmbiguousMarginUlps could flip in an fp32 implementation: the
+// token is "ambiguous", and callers may ask for the distribution with ambiguous tokens in or out.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "samplecheck/reference/error.h"
+#include "samplecheck/reference/logits.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck {
+
+// A token whose decision margin is below this many fp32 ulps of the compared quantity is ambiguous.
+inline constexpr double kAmbiguousMarginUlps = 64.0;
+
+enum class AmbiguousPolicy {
+  kAsComputed,  // each ambiguous token kept or dropped as the exact arithmetic decides
+  kAllIn,       // every ambiguous token kept
+  kAllOut,      // every ambiguous token dropped (the kept set never becomes empty: the top token stays)
+};
+
+struct ReferenceOptions {
+  AmbiguousPolicy ambiguous = AmbiguousPolicy::kAsComputed;
+};
+
+// One keep/drop decision near a boundary.
+struct Decision {
+  int32_t token;
+  bool kept;
+  Filter filter;        // the filter that decided
+  double margin_ulps;   // distance to flipping, in fp32 ulps of the compared quantity (>= 0)
+};
+
+struct ProcessedDistribution {
+  int64_t vocab = 0;
+  bool greedy = false;                // the profile's greedy path was taken (one token, probability 1)
+  std::vector<int32_t> kept;          // kept token ids, ascending
+  std::vector<long double> prob;      // prob[i] = probability of kept[i]; sums to 1 within 1e-15
+  std::vector<Decision> boundary;     // decisions closest to each filter's threshold (at least the tokens on
+                                      // either side of every boundary), sorted by token id
+  std::vector<int32_t> ambiguous;     // tokens whose decision could flip under fp32 arithmetic, ascending
+
+  // Probability of `token` (0 when it is not kept).
+  long double Prob(int32_t token) const;
+  // All vocab probabilities as doubles (0 for dropped tokens).
+  std::vector<double> Dense() const;
+  bool IsKept(int32_t token) const;
+  bool IsAmbiguous(int32_t token) const;
+};
+
+// The processed distribution of `row` under `params` and `profile`.
+// Errors: kInvalidArgument for invalid params (ValidateParams); kInvalidRow for an empty row, a row with a NaN,
+// or a row in which every logit is -inf. A +inf logit is a valid row: the +inf tokens share the mass equally.
+Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& params,
+                                                  const Profile& profile, const ReferenceOptions& options = {});
+
+}  // namespace samplecheck

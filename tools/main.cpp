@@ -1,0 +1,36 @@
+// samplecheck: verify that an LLM token sampler draws exactly from the distribution its semantics define.
+// Each subcommand lives in tools/cmd_<name>.cpp and registers itself (command_registry.h).
+#include <iostream>
+#include <map>
+
+#include "command_registry.h"
+
+int main(int argc, char** argv) {
+  using namespace samplecheck::tools;
+  CLI::App app{"samplecheck: statistical verification and fuzzing of LLM token samplers"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("samplecheck ") + SAMPLECHECK_VERSION);
+  std::map<std::string, CommandAction> actions;
+  std::map<const CLI::App*, std::string> names;
+  for (const CommandSpec& spec : RegisteredCommands()) {
+    CLI::App* cmd = app.add_subcommand(spec.name, spec.help);
+    actions[spec.name] = spec.setup(*cmd);
+    names[cmd] = spec.name;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    // CLI11 returns 0 for --help / --version; every real parse error is a usage error (exit 2).
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  for (const CLI::App* sub : app.get_subcommands()) {
+    try {
+      return actions.at(names.at(sub))();
+    } catch (const std::exception& e) {
+      std::cerr << "samplecheck " << names.at(sub) << ": internal error: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+  return kExitUsage;
+}
