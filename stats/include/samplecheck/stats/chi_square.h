@@ -1,0 +1,36 @@
+#ifndef SAMPLECHECK_STATS_CHI_SQUARE_H_
+#define SAMPLECHECK_STATS_CHI_SQUARE_H_
+
+// Critical values and p-values of the chi-square and normal distributions, through Boost.Math.
+//
+// Tail probabilities are always computed as cdf(complement(d, x)) and critical values as
+// quantile(complement(d, alpha)), never as 1 - cdf or quantile(d, 1 - alpha): those lose every digit below
+// about 1e-16, and this library works at alpha down to 1e-12 and reports p-values far smaller.
+
+#include <cstdint>
+
+#include "samplecheck/stats/checked.h"
+
+namespace samplecheck::stats {
+
+inline constexpr char kChiSquared[] = "chi-squared";
+
+// The x with P(X >= x) = alpha for X ~ chi-square(dof). dof >= 1, alpha in (0, 1).
+Checked<double> ChiSquareCriticalValue(std::uint64_t dof, double alpha);
+
+// P(X >= statistic) for X ~ chi-square(dof). dof >= 1, statistic >= 0 and finite.
+Checked<double> ChiSquarePValue(double statistic, std::uint64_t dof);
+
+// The z with P(Z >= z) = alpha for Z ~ N(0, 1). alpha in (0, 1).
+Checked<double> NormalUpperQuantile(double alpha);
+
+// Two-sided Bonferroni threshold for the largest of m |z| scores: quantile(complement(normal, alpha / (2 m))).
+// E.g. alpha = 1e-3: 3.29 for m = 1, 5.16 for m = 4096 (statistics.md 5.3). alpha in (0, 1), m >= 1.
+Checked<double> BonferroniTwoSidedZThreshold(double alpha, std::uint64_t m);
+
+// P(|Z| >= |z|) for Z ~ N(0, 1), computed as 2 * cdf(complement(normal, |z|)).
+double NormalTwoSidedPValue(double z);
+
+}  // namespace samplecheck::stats
+
+#endif  // SAMPLECHECK_STATS_CHI_SQUARE_H_

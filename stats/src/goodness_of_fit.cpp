@@ -1,0 +1,167 @@
+#include "samplecheck/stats/goodness_of_fit.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "samplecheck/stats/chi_square.h"
+
+namespace samplecheck::stats {
+namespace {
+
+// Validates and normalizes; on success fills p (normalized), n (draws in positive cells), violations.
+std::string Prepare(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+                    std::vector<long double>& p, std::uint64_t& n, std::uint64_t& violations,
+                    std::size_t& positive_cells) {
+  std::ostringstream msg;
+  msg.precision(17);
+  if (observed.size() != probabilities.size()) {
+    msg << "observed.size() = " << observed.size() << " differs from probabilities.size() = "
+        << probabilities.size();
+    return msg.str();
+  }
+  long double total = 0;
+  positive_cells = 0;
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
+    const double q = probabilities[i];
+    if (!(std::isfinite(q) && q >= 0.0)) {
+      msg << "probabilities[" << i << "] = " << q << " is outside the allowed range [0, inf)";
+      return msg.str();
+    }
+    total += q;
+    if (q > 0.0) ++positive_cells;
+  }
+  if (!(total > 0)) return "probabilities sum to 0: the expected counts must have a positive sum";
+  if (positive_cells < 2) {
+    return "only one cell has positive probability: dof = 0 is outside the allowed range [1, inf)";
+  }
+  p.resize(probabilities.size());
+  n = 0;
+  violations = 0;
+  for (std::size_t i = 0; i < probabilities.size(); ++i) {
+    p[i] = probabilities[i] / total;
+    if (probabilities[i] > 0.0) {
+      n += observed[i];
+    } else {
+      violations += observed[i];
+    }
+  }
+  return {};
+}
+
+enum class Statistic { kPearson, kG };
+
+GoodnessOfFit Run(std::span<const std::uint64_t> observed, std::span<const double> probabilities, Statistic s) {
+  GoodnessOfFit out;
+  std::vector<long double> p;
+  std::size_t positive = 0;
+  out.error = Prepare(observed, probabilities, p, out.draws, out.support_violations, positive);
+  if (!out.ok()) return out;
+  out.dof = positive - 1;
+  if (out.draws == 0) {  // no evidence either way
+    out.statistic = 0.0;
+    out.p_value = 1.0;
+    return out;
+  }
+  const long double n = static_cast<long double>(out.draws);
+  long double sum = 0;
+  long double min_e = std::numeric_limits<long double>::infinity();
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i] <= 0) continue;  // forbidden cell: counted apart
+    const long double e = n * p[i];
+    const long double o = static_cast<long double>(observed[i]);
+    min_e = std::min(min_e, e);
+    if (s == Statistic::kPearson) {
+      const long double d = o - e;
+      sum += d * d / e;
+    } else if (o > 0) {
+      sum += o * std::log(o / e);
+    }
+  }
+  if (s == Statistic::kG) sum *= 2;
+  if (sum < 0) sum = 0;  // G can round slightly below 0 when O == E
+  out.statistic = static_cast<double>(sum);
+  out.min_expected = static_cast<double>(min_e);
+  const auto pv = ChiSquarePValue(out.statistic, out.dof);
+  if (!pv.ok()) {
+    out.error = pv.error;
+    return out;
+  }
+  out.p_value = pv.value;
+  return out;
+}
+
+}  // namespace
+
+GoodnessOfFit PearsonChiSquareTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities) {
+  return Run(observed, probabilities, Statistic::kPearson);
+}
+
+GoodnessOfFit GTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities) {
+  return Run(observed, probabilities, Statistic::kG);
+}
+
+std::vector<double> StandardizedResiduals(std::span<const std::uint64_t> observed,
+                                          std::span<const double> probabilities) {
+  std::vector<long double> p;
+  std::uint64_t n = 0, violations = 0;
+  std::size_t positive = 0;
+  if (!Prepare(observed, probabilities, p, n, violations, positive).empty()) return {};
+  std::vector<double> out(p.size(), 0.0);
+  if (n == 0) return out;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i] <= 0) continue;
+    const long double e = static_cast<long double>(n) * p[i];
+    out[i] = static_cast<double>((static_cast<long double>(observed[i]) - e) / std::sqrt(e));
+  }
+  return out;
+}
+
+MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+                    std::span<const std::size_t> cells, double alpha) {
+  MaxAbsZ out;
+  std::vector<long double> p;
+  std::uint64_t n = 0, violations = 0;
+  std::size_t positive = 0;
+  out.error = Prepare(observed, probabilities, p, n, violations, positive);
+  if (!out.ok()) return out;
+  out.m = cells.size();
+  const auto threshold = BonferroniTwoSidedZThreshold(alpha, out.m);
+  if (!threshold.ok()) {
+    out.error = threshold.error;
+    return out;
+  }
+  out.threshold = threshold.value;
+  for (std::size_t cell : cells) {
+    if (cell >= p.size()) {
+      std::ostringstream msg;
+      msg << "cell index " << cell << " is outside the allowed range [0, " << p.size() << ")";
+      out.error = msg.str();
+      return out;
+    }
+    if (!(p[cell] > 0 && p[cell] < 1)) {
+      std::ostringstream msg;
+      msg << "cell " << cell << " has probability " << static_cast<double>(p[cell])
+          << ", outside the allowed range (0, 1) for a z score";
+      out.error = msg.str();
+      return out;
+    }
+  }
+  if (n == 0) return out;
+  const long double nn = static_cast<long double>(n);
+  for (std::size_t cell : cells) {
+    const long double e = nn * p[cell];
+    const long double sd = std::sqrt(e * (1 - p[cell]));
+    const double z = static_cast<double>((static_cast<long double>(observed[cell]) - e) / sd);
+    if (std::fabs(z) > out.max_abs_z) {
+      out.max_abs_z = std::fabs(z);
+      out.z = z;
+      out.cell = cell;
+    }
+  }
+  const double single = NormalTwoSidedPValue(out.max_abs_z);
+  out.p_value = std::min(1.0, single * static_cast<double>(out.m));
+  return out;
+}
+
+}  // namespace samplecheck::stats

@@ -1,0 +1,64 @@
+#include "samplecheck/stats/two_sample.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "samplecheck/stats/chi_square.h"
+
+namespace samplecheck::stats {
+
+TwoSample TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<const std::uint64_t> s) {
+  TwoSample out;
+  if (r.size() != s.size()) {
+    std::ostringstream msg;
+    msg << "r.size() = " << r.size() << " differs from s.size() = " << s.size()
+        << ": both arms must use identical bins";
+    out.error = msg.str();
+    return out;
+  }
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    out.draws_r += r[i];
+    out.draws_s += s[i];
+    if (r[i] + s[i] > 0) ++out.nonempty_bins;
+  }
+  if (out.draws_r == 0 || out.draws_s == 0) {
+    out.error = "an arm has 0 draws: each arm needs at least one draw";
+    return out;
+  }
+  if (out.nonempty_bins < 2) {
+    out.error = "fewer than two non-empty bins: dof = 0 is outside the allowed range [1, inf)";
+    return out;
+  }
+  const long double nr = static_cast<long double>(out.draws_r);
+  const long double ns = static_cast<long double>(out.draws_s);
+  const long double k1 = std::sqrt(ns / nr);
+  const long double k2 = std::sqrt(nr / ns);
+  long double sum = 0;
+  out.min_pooled = std::numeric_limits<std::uint64_t>::max();
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const std::uint64_t pooled = r[i] + s[i];
+    if (pooled == 0) continue;
+    out.min_pooled = std::min(out.min_pooled, pooled);
+    const long double d = k1 * static_cast<long double>(r[i]) - k2 * static_cast<long double>(s[i]);
+    sum += d * d / static_cast<long double>(pooled);
+  }
+  out.statistic = static_cast<double>(sum);
+  out.dof = out.nonempty_bins - 1;
+  out.effective_draws = static_cast<double>(nr * ns / (nr + ns));
+  const auto p = ChiSquarePValue(out.statistic, out.dof);
+  if (!p.ok()) {
+    out.error = p.error;
+    return out;
+  }
+  out.p_value = p.value;
+  return out;
+}
+
+DrawPlan PlanTwoSampleDrawsPerArm(double divergence, double alpha, double power, std::uint64_t cells) {
+  DrawPlan plan = PlanDrawsForDivergence(divergence, alpha, power, cells);
+  if (plan.ok()) plan.draws *= 2.0;
+  return plan;
+}
+
+}  // namespace samplecheck::stats
