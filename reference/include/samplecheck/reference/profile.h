@@ -13,9 +13,21 @@ namespace samplecheck {
 
 enum class Filter { kMinP, kTopK, kTopP };
 
-// What distribution top-p sees: the full softmax (joint semantics: both sets computed on the original p and
-// intersected) or the distribution renormalized after the filters before it in `order`.
+// What distribution top-p sees. kFull: joint semantics: top-p sees the same distribution as top-k (top-k is not
+// applied to its input; both sets are computed on that distribution and intersected). Where no min-p runs before
+// top-p (or min-p is disabled) that is the full softmax. kRenormalized: the distribution renormalized after every
+// filter before it in `order`.
 enum class TopPInput { kFull, kRenormalized };
+
+// What the top-k boundary compares: the temperature-scaled logits (mask logits < k-th logit, PyTorch topk) or the
+// fp32 probabilities (FlashInfer pivots, sort of probabilities). Only the margins depend on it: the exact decision
+// is the same, because softmax is monotone.
+enum class TopKInput { kLogits, kProbs };
+
+// How the engine accumulates the mass it compares with top_p: a descending cumulative sum compared with top_p
+// (mass above < top_p), or an ascending one compared with 1 - top_p (cumsum > 1 - top_p). Only the margins depend
+// on it (the unit is the fp32 ulp of the larger of the two compared magnitudes).
+enum class TopPCumsum { kDescending, kAscending };
 
 // The tie rule at the top-k boundary: keep every token tied with the k-th (mask logits < k-th value), or keep
 // exactly k, the tie group trimmed by the profile's tie-break (lowest token id first; the trimmed group is
@@ -45,16 +57,25 @@ struct Profile {
   TopPComparison top_p_comparison;
   TopPTies top_p_ties;
   TopPMass top_p_mass;
+  TopKInput top_k_input;
+  TopPCumsum top_p_cumsum;
+  // top_p_input when min_p > 0 (SGLang's FlashInfer backend switches from joint to sequential renormalization
+  // when a request sets min-p); equal to top_p_input in every other profile.
+  TopPInput top_p_input_with_min_p;
 
   // Disabled and sentinel values.
   bool top_k_zero_disables;      // top_k == 0 means "no top-k" (else it is invalid)
   bool top_k_minus_one_disables; // top_k == -1 means "no top-k" (else it is invalid)
 
-  // Greedy triggers: temperature < greedy_temperature_below (0 means only T == 0), top_p == 0 when
-  // top_p_zero_is_greedy (else invalid). top_k == 1 is greedy in every profile by construction.
+  // Greedy triggers: temperature < greedy_temperature_below (<= when greedy_temperature_inclusive; 0 means only
+  // T == 0, and only when temperature_zero_allowed), top_p == 0 when top_p_zero_is_greedy (else invalid), top_k == 1
+  // when top_k_one_is_greedy (else top_k = 1 runs the top-k filter: keep-tied profiles keep every token tied with
+  // the maximum). The greedy token is the lowest token id among the maximal logits (torch.argmax).
   double greedy_temperature_below;
+  bool greedy_temperature_inclusive;
   bool top_p_zero_is_greedy;
-  bool temperature_zero_allowed;  // false: T == 0 is an error (HF's warper raises)
+  bool top_k_one_is_greedy;
+  bool temperature_zero_allowed;  // false: T == 0 is an error (the engine has no greedy path for it)
 
   // Valid ranges beyond the universal ones (no NaN, T >= 0, min_p in [0, 1], top_k >= -1).
   double max_temperature;         // +inf when unbounded

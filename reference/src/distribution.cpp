@@ -1,0 +1,480 @@
+// The exact processed distribution of one row under a semantics profile.
+//
+// Method (docs/semantics.md, "How the reference computes"):
+//   1. Validate the parameters and the row; the greedy triggers of the profile short-cut to one token.
+//   2. Widen every logit exactly to long double; weights w_i = exp((x_i - x_max) / T) in long double (the
+//      difference x_i - x_max of two fp32 values is exact whenever it matters, so every weight carries a relative
+//      error below ~1e-15 even for |logit| ~ 1e38 or T near 0). +inf logits: weight 1 each, every other token 0.
+//   3. Sort the tokens of positive weight by logit, descending, ties by ascending token id (stable LSD radix).
+//      Every filter keeps a prefix of that order, so the pipeline is a sequence of prefix lengths.
+//   4. Run the profile's filters in its order; each finds its cut by exact comparisons and the band of positions
+//      around the cut whose decision is within kAmbiguousMarginUlps fp32 ulps of flipping (or is a tie group cut
+//      by position). The pipeline runs three times: as computed, with every band kept (kAllIn) and with every band
+//      dropped (kAllOut); the ambiguous tokens are exactly the positions between the last two cuts.
+//   5. Probabilities: each kept weight over the Neumaier-compensated sum of the kept weights, summed in token-id
+//      order, so two runs with the same kept set give bit-identical probabilities (disabled values are exact no-ops).
+#include "samplecheck/reference/distribution.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+
+namespace samplecheck {
+namespace {
+
+using Real = long double;
+
+// At most this many decisions per filter are recorded in ProcessedDistribution::boundary (the ambiguous list is
+// never truncated).
+constexpr size_t kMaxDecisionsPerFilter = 256;
+
+// Neumaier's improved Kahan summation in long double.
+class CompensatedSum {
+ public:
+  void Add(Real value) {
+    const Real total = sum_ + value;
+    if (std::fabs(sum_) >= std::fabs(value)) {
+      compensation_ += (sum_ - total) + value;
+    } else {
+      compensation_ += (value - total) + sum_;
+    }
+    sum_ = total;
+  }
+  Real Value() const { return sum_ + compensation_; }
+
+ private:
+  Real sum_ = 0;
+  Real compensation_ = 0;
+};
+
+// The spacing of fp32 numbers at |x| (the ulp of fp32(x)); 2^-149 below the normal range.
+Real UlpFp32(Real x) {
+  x = std::fabs(x);
+  if (!(x >= 0x1p-126L)) return 0x1p-149L;
+  if (std::isinf(x)) return std::numeric_limits<Real>::infinity();
+  int exponent = 0;
+  std::frexp(x, &exponent);  // x = m * 2^exponent, m in [0.5, 1)
+  return std::ldexp(Real{1}, exponent - 24);
+}
+
+// Margin in ulps of `reference`: |value - reference| / ulp_fp32(reference).
+double MarginUlps(Real value, Real reference) {
+  if (value == reference) return 0.0;
+  const Real ulp = UlpFp32(reference);
+  const Real margin = std::fabs(value - reference) / ulp;
+  return std::isfinite(margin) ? static_cast<double>(margin) : std::numeric_limits<double>::max();
+}
+
+// exp(z) for z <= 0 in long double, fast: z = hi + lo with hi = double(z), exp(z) = exp(hi) * (1 + lo) since
+// |lo| <= 2^-54 |z| (lo^2 is far below the long double epsilon). glibc's exp(double) is within 1 ulp, so every
+// weight carries a relative error below ~2.3e-16: well inside the 1e-15 budget of a probability.
+Real ExpExtended(Real z) {
+  if (z < -11400.0L) return 0;  // below the long double range (exp(-11355) is the smallest normal)
+  const double hi = static_cast<double>(z);
+  const Real lo = z - static_cast<Real>(hi);
+  const double e = std::exp(hi);
+  if (e == 0.0 || e < 0x1p-1000) return std::exp(z);  // below the double range: the slow long double path
+  return static_cast<Real>(e) * (Real{1} + lo);
+}
+
+struct Prepared {
+  std::vector<float> logits;   // fp32 (exact widening of the stored dtype), -0 canonicalized to +0
+  std::vector<Real> weight;    // exp((x - x_max) / T); 0 for -inf and for weights below the long double range
+  std::vector<int32_t> order;  // tokens of positive weight, logit descending, ties by ascending id
+  std::vector<Real> cum;       // cum[j] = sum of weight[order[i]] for i < j (compensated)
+  Real temperature = 1;
+  bool scaled = false;         // T != 1: engines round x / T to fp32, which can create ties
+};
+
+// Stable LSD radix sort of the alive tokens by descending fp32 logit (3 passes of 11 bits).
+std::vector<int32_t> SortByLogitDescending(const std::vector<float>& logits, const std::vector<Real>& weight) {
+  std::vector<uint32_t> keys;
+  std::vector<int32_t> ids;
+  keys.reserve(logits.size());
+  ids.reserve(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (!(weight[i] > 0)) continue;
+    const uint32_t bits = std::bit_cast<uint32_t>(logits[i]);
+    const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    keys.push_back(~ascending);  // ascending key order = descending logit order
+    ids.push_back(static_cast<int32_t>(i));
+  }
+  const size_t n = keys.size();
+  std::vector<uint32_t> keys_tmp(n);
+  std::vector<int32_t> ids_tmp(n);
+  for (int shift = 0; shift < 32; shift += 11) {
+    size_t counts[2049] = {};
+    for (size_t i = 0; i < n; ++i) ++counts[((keys[i] >> shift) & 0x7ffu) + 1];
+    for (int b = 0; b < 2048; ++b) counts[b + 1] += counts[b];
+    for (size_t i = 0; i < n; ++i) {
+      const size_t slot = counts[(keys[i] >> shift) & 0x7ffu]++;
+      keys_tmp[slot] = keys[i];
+      ids_tmp[slot] = ids[i];
+    }
+    keys.swap(keys_tmp);
+    ids.swap(ids_tmp);
+  }
+  return ids;
+}
+
+struct Band {
+  int64_t lo = 0;  // positions [lo, hi) of the sorted order
+  int64_t hi = 0;
+  bool empty() const { return hi <= lo; }
+};
+
+struct FilterOutcome {
+  int64_t cut = 0;  // positions [0, cut) kept by exact arithmetic
+  Band band;        // positions whose decision could flip
+};
+
+int64_t ApplyPolicy(const FilterOutcome& outcome, AmbiguousPolicy policy) {
+  if (outcome.band.empty() || policy == AmbiguousPolicy::kAsComputed) return outcome.cut;
+  if (policy == AmbiguousPolicy::kAllIn) return std::max(outcome.cut, outcome.band.hi);
+  return std::max<int64_t>(1, std::min(outcome.cut, outcome.band.lo));
+}
+
+class Pipeline {
+ public:
+  Pipeline(const Prepared& row, const SamplingParams& params, const Profile& profile)
+      : row_(row), params_(params), profile_(profile) {}
+
+  struct Result {
+    int64_t kept = 0;          // final prefix length
+    bool truncated_cdf = false;  // the TensorRT-LLM truncated CDF shapes the final masses
+    int64_t top_p_input = 0;   // the prefix top-p saw
+    int64_t top_p_cut = 0;     // its cut (after the policy)
+  };
+
+  Result Run(AmbiguousPolicy policy, std::vector<Decision>* decisions) const {
+    const int64_t n = static_cast<int64_t>(row_.order.size());
+    int64_t kept_all = n;         // after every filter so far
+    int64_t kept_but_top_k = n;   // after every filter so far except top-k (joint top-p input)
+    const TopPInput top_p_input = params_.min_p > 0 ? profile_.top_p_input_with_min_p : profile_.top_p_input;
+    Result result;
+    for (Filter filter : profile_.order) {
+      switch (filter) {
+        case Filter::kMinP: {
+          if (!(params_.min_p > 0)) break;
+          const int64_t input = top_p_input == TopPInput::kFull ? kept_but_top_k : kept_all;
+          const int64_t cut = ApplyPolicy(MinP(input, decisions), policy);
+          kept_all = std::min(kept_all, cut);
+          kept_but_top_k = std::min(kept_but_top_k, cut);
+          break;
+        }
+        case Filter::kTopK: {
+          if (!TopKActive(kept_all)) break;
+          kept_all = std::min(kept_all, ApplyPolicy(TopK(kept_all, decisions), policy));
+          break;
+        }
+        case Filter::kTopP: {
+          if (!(params_.top_p < 1.0)) break;
+          const int64_t input = top_p_input == TopPInput::kFull ? kept_but_top_k : kept_all;
+          const int64_t cut = ApplyPolicy(TopP(input, decisions), policy);
+          kept_all = std::min(kept_all, cut);
+          kept_but_top_k = std::min(kept_but_top_k, cut);
+          result.top_p_input = input;
+          result.top_p_cut = cut;
+          result.truncated_cdf = profile_.top_p_mass == TopPMass::kTruncatedCdf;
+          break;
+        }
+      }
+    }
+    result.kept = kept_all;
+    if (result.truncated_cdf && result.kept != result.top_p_cut) result.truncated_cdf = false;
+    return result;
+  }
+
+  bool TopKActive(int64_t input) const { return params_.top_k >= 1 && params_.top_k < input; }
+
+ private:
+  float Logit(int64_t position) const { return row_.logits[row_.order[position]]; }
+  Real Weight(int64_t position) const { return row_.weight[row_.order[position]]; }
+
+  int64_t TieGroupStart(int64_t position) const {
+    const float value = Logit(position);
+    while (position > 0 && Logit(position - 1) == value) --position;
+    return position;
+  }
+  int64_t TieGroupEnd(int64_t position, int64_t limit) const {
+    const float value = Logit(position);
+    while (position < limit && Logit(position) == value) ++position;
+    return position;
+  }
+
+  void Record(std::vector<Decision>* decisions, Filter filter, int64_t position, bool kept, double margin,
+              size_t& recorded) const {
+    if (decisions == nullptr || recorded >= kMaxDecisionsPerFilter) return;
+    decisions->push_back({row_.order[position], kept, filter, margin});
+    ++recorded;
+  }
+
+  // min-p: keep w >= min_p * w_max (non-strict keep: drop p < min_p * p_max). Compared in the engines: p (fp32)
+  // against min_p * p_max (fp32) of the distribution min-p sees; the margin is in ulps of that threshold.
+  FilterOutcome MinP(int64_t input, std::vector<Decision>* decisions) const {
+    const Real w_max = Weight(0);
+    const Real threshold = static_cast<Real>(params_.min_p) * w_max;
+    const Real seen_mass = row_.cum[input];
+    const auto* begin = row_.order.data();
+    const int64_t cut =
+        std::partition_point(begin, begin + input, [&](int32_t token) { return row_.weight[token] >= threshold; }) -
+        begin;
+    auto margin = [&](int64_t position) { return MarginUlps(Weight(position) / seen_mass, threshold / seen_mass); };
+    FilterOutcome outcome{cut, {cut, cut}};
+    // Tokens tied with the maximum are never ambiguous: fp32(min_p * p_max) <= p_max for min_p <= 1.
+    while (outcome.band.lo > 0 && Weight(outcome.band.lo - 1) != w_max &&
+           margin(outcome.band.lo - 1) < kAmbiguousMarginUlps) {
+      --outcome.band.lo;
+    }
+    while (outcome.band.hi < input && margin(outcome.band.hi) < kAmbiguousMarginUlps) ++outcome.band.hi;
+    size_t recorded = 0;
+    const int64_t from = std::max<int64_t>(0, std::min(outcome.band.lo, cut - 1));
+    const int64_t to = std::min(input, std::max(outcome.band.hi, cut + 1));
+    for (int64_t j = from; j < to; ++j) Record(decisions, Filter::kMinP, j, j < cut, margin(j), recorded);
+    return outcome;
+  }
+
+  // top-k: rank by logit. kKeepTied keeps every token tied with the k-th; kExactK keeps exactly k (the tie group
+  // of the k-th trimmed by ascending id, and reported ambiguous).
+  FilterOutcome TopK(int64_t input, std::vector<Decision>* decisions) const {
+    const int64_t k = params_.top_k;
+    const bool keep_tied = profile_.top_k_ties == TopKTies::kKeepTied;
+    const int64_t cut = keep_tied ? TieGroupEnd(k - 1, input) : k;
+    FilterOutcome outcome{cut, {cut, cut}};
+    if (cut >= input) return outcome;
+    const Real seen_mass = row_.cum[input];
+    const bool on_probs = profile_.top_k_input == TopKInput::kProbs;
+    auto value = [&](int64_t position) -> Real {
+      return on_probs ? Weight(position) / seen_mass : static_cast<Real>(Logit(position)) / row_.temperature;
+    };
+    // Exact ties are decided by the tie rule; distinct values are close when fp32 arithmetic could make them tie
+    // or swap: never for unscaled logits (compared exactly), else within kAmbiguousMarginUlps.
+    auto close = [&](int64_t a, int64_t b) {
+      if (Logit(a) == Logit(b)) return true;
+      if (!on_probs && !row_.scaled) return false;
+      return MarginUlps(value(a), value(b)) < kAmbiguousMarginUlps;
+    };
+    const int64_t last_kept = cut - 1;
+    const int64_t first_dropped = cut;
+    if (close(last_kept, first_dropped)) {
+      outcome.band.hi = first_dropped + 1;
+      while (outcome.band.hi < input && close(outcome.band.hi, last_kept)) ++outcome.band.hi;
+      // Rounding of x / T is monotone: with logits compared and ties kept, a kept token can never be dropped.
+      if (!(keep_tied && !on_probs)) {
+        outcome.band.lo = last_kept;
+        while (outcome.band.lo > 0 && close(outcome.band.lo - 1, first_dropped)) --outcome.band.lo;
+      }
+    }
+    size_t recorded = 0;
+    const int64_t from = std::min(outcome.band.lo, last_kept);
+    const int64_t to = std::min(input, std::max(outcome.band.hi, first_dropped + 1));
+    for (int64_t j = from; j < to; ++j) {
+      const bool kept = j < cut;
+      Record(decisions, Filter::kTopK, j, kept, MarginUlps(value(j), value(kept ? first_dropped : last_kept)),
+             recorded);
+    }
+    return outcome;
+  }
+
+  // top-p on the prefix [0, input) renormalized: keep a token iff the mass above it is < top_p (kStrict) or
+  // <= top_p (kNonStrict). kKeepTied (pivot) uses the mass strictly above the token's tie group; kByPosition cuts
+  // a tie group by position (ascending id first) and reports the group ambiguous.
+  FilterOutcome TopP(int64_t input, std::vector<Decision>* decisions) const {
+    const Real seen_mass = row_.cum[input];
+    const Real top_p = static_cast<Real>(params_.top_p);
+    const bool strict = profile_.top_p_comparison == TopPComparison::kStrict;
+    const bool keep_tied = profile_.top_p_ties == TopPTies::kKeepTied;
+    auto mass_above = [&](int64_t position) { return row_.cum[position] / seen_mass; };
+    auto keep = [&](Real above) { return strict ? above < top_p : above <= top_p; };
+    const Real unit = profile_.top_p_cumsum == TopPCumsum::kAscending
+                          ? UlpFp32(std::max(top_p, Real{1} - top_p))
+                          : UlpFp32(top_p);
+    auto margin = [&](int64_t position) {
+      const int64_t decided_at = keep_tied ? TieGroupStart(position) : position;
+      const Real m = std::fabs(mass_above(decided_at) - top_p) / unit;
+      return std::isfinite(m) ? static_cast<double>(m) : std::numeric_limits<double>::max();
+    };
+    // mass_above is strictly increasing along the order (every weight is positive): binary search.
+    int64_t lo = 1, hi = input;  // position 0 (mass above 0) is always kept, top_p > 0
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (keep(mass_above(mid))) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    int64_t cut = lo;
+    if (keep_tied && cut < input) cut = TieGroupEnd(cut - 1, input);
+    FilterOutcome outcome{cut, {cut, cut}};
+    while (outcome.band.lo > 0 && margin(outcome.band.lo - 1) < kAmbiguousMarginUlps) --outcome.band.lo;
+    while (outcome.band.hi < input && margin(outcome.band.hi) < kAmbiguousMarginUlps) ++outcome.band.hi;
+    if (!keep_tied && cut < input && Logit(cut) == Logit(cut - 1)) {  // a tie group cut by position
+      outcome.band.lo = std::min(outcome.band.lo, TieGroupStart(cut - 1));
+      outcome.band.hi = std::max(outcome.band.hi, TieGroupEnd(cut, input));
+    }
+    size_t recorded = 0;
+    const int64_t from = std::max<int64_t>(0, std::min(outcome.band.lo, cut - 1));
+    const int64_t to = std::min(input, std::max(outcome.band.hi, cut + 1));
+    for (int64_t j = from; j < to; ++j) Record(decisions, Filter::kTopP, j, j < cut, margin(j), recorded);
+    return outcome;
+  }
+
+  const Prepared& row_;
+  const SamplingParams& params_;
+  const Profile& profile_;
+};
+
+Error InvalidRow(std::string message) { return {ErrorCode::kInvalidRow, std::move(message)}; }
+
+bool IsGreedy(const SamplingParams& params, const Profile& profile) {
+  const double t = params.temperature;
+  if (t == 0.0) return true;  // ValidateParams rejected it where the profile has no greedy path
+  if (t < profile.greedy_temperature_below) return true;
+  if (profile.greedy_temperature_inclusive && t <= profile.greedy_temperature_below) return true;
+  if (params.top_p == 0.0 && profile.top_p_zero_is_greedy) return true;
+  if (params.top_k == 1 && profile.top_k_one_is_greedy) return true;
+  return false;
+}
+
+}  // namespace
+
+long double ProcessedDistribution::Prob(int32_t token) const {
+  const auto it = std::lower_bound(kept.begin(), kept.end(), token);
+  if (it == kept.end() || *it != token) return 0;
+  return prob[it - kept.begin()];
+}
+
+std::vector<double> ProcessedDistribution::Dense() const {
+  std::vector<double> dense(static_cast<size_t>(vocab), 0.0);
+  for (size_t i = 0; i < kept.size(); ++i) dense[kept[i]] = static_cast<double>(prob[i]);
+  return dense;
+}
+
+bool ProcessedDistribution::IsKept(int32_t token) const { return std::binary_search(kept.begin(), kept.end(), token); }
+
+bool ProcessedDistribution::IsAmbiguous(int32_t token) const {
+  return std::binary_search(ambiguous.begin(), ambiguous.end(), token);
+}
+
+Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& params,
+                                                  const Profile& profile, const ReferenceOptions& options) {
+  if (auto error = ValidateParams(params, profile)) return error->ToError();
+  if (row.vocab <= 0 || row.data == nullptr) return InvalidRow("empty row (vocab = " + std::to_string(row.vocab) + ")");
+  if (row.vocab > std::numeric_limits<int32_t>::max()) {
+    return InvalidRow("vocab = " + std::to_string(row.vocab) + " exceeds the int32 token id range");
+  }
+
+  Prepared prepared;
+  const int64_t vocab = row.vocab;
+  prepared.logits.resize(static_cast<size_t>(vocab));
+  float max_logit = -std::numeric_limits<float>::infinity();
+  int64_t argmax = -1;
+  for (int64_t i = 0; i < vocab; ++i) {
+    float x = row.At(i);
+    if (std::isnan(x)) {
+      return InvalidRow("logit[" + std::to_string(i) + "] is NaN (" + std::string(DTypeName(row.dtype)) + " row)");
+    }
+    if (x == 0.0f) x = 0.0f;  // -0 and +0 are the same logit (ties)
+    prepared.logits[i] = x;
+    if (x > max_logit) {
+      max_logit = x;
+      argmax = i;
+    }
+  }
+  if (argmax < 0) return InvalidRow("every logit is -inf (vocab = " + std::to_string(vocab) + ")");
+
+  ProcessedDistribution result;
+  result.vocab = vocab;
+  if (IsGreedy(params, profile)) {  // lowest token id among the maximal logits (torch.argmax)
+    result.greedy = true;
+    result.kept = {static_cast<int32_t>(argmax)};
+    result.prob = {1.0L};
+    return result;
+  }
+
+  prepared.temperature = static_cast<Real>(params.temperature);
+  prepared.scaled = params.temperature != 1.0;
+  prepared.weight.resize(static_cast<size_t>(vocab));
+  const bool has_pos_inf = std::isinf(max_logit);
+  const Real max_ld = max_logit;
+  for (int64_t i = 0; i < vocab; ++i) {
+    const float x = prepared.logits[i];
+    if (has_pos_inf) {
+      prepared.weight[i] = std::isinf(x) && x > 0 ? 1.0L : 0.0L;
+    } else if (std::isinf(x)) {
+      prepared.weight[i] = 0.0L;
+    } else {
+      prepared.weight[i] = ExpExtended((static_cast<Real>(x) - max_ld) / prepared.temperature);
+    }
+  }
+
+  const bool min_p_on = params.min_p > 0;
+  const bool top_p_on = params.top_p < 1.0;
+  const bool top_k_on = params.top_k >= 1 && params.top_k < vocab;
+  std::vector<int32_t> kept_tokens;
+  if (min_p_on || top_p_on || top_k_on) {
+    prepared.order = SortByLogitDescending(prepared.logits, prepared.weight);
+    prepared.cum.resize(prepared.order.size() + 1);
+    CompensatedSum running;
+    prepared.cum[0] = 0;
+    for (size_t j = 0; j < prepared.order.size(); ++j) {
+      running.Add(prepared.weight[prepared.order[j]]);
+      prepared.cum[j + 1] = running.Value();
+    }
+    const Pipeline pipeline(prepared, params, profile);
+    const Pipeline::Result computed = pipeline.Run(AmbiguousPolicy::kAsComputed, &result.boundary);
+    const Pipeline::Result all_in = pipeline.Run(AmbiguousPolicy::kAllIn, nullptr);
+    const Pipeline::Result all_out = pipeline.Run(AmbiguousPolicy::kAllOut, nullptr);
+    const Pipeline::Result& chosen = options.ambiguous == AmbiguousPolicy::kAllIn    ? all_in
+                                     : options.ambiguous == AmbiguousPolicy::kAllOut ? all_out
+                                                                                       : computed;
+    result.ambiguous.assign(prepared.order.begin() + all_out.kept, prepared.order.begin() + all_in.kept);
+    std::sort(result.ambiguous.begin(), result.ambiguous.end());
+    std::sort(result.boundary.begin(), result.boundary.end(), [](const Decision& a, const Decision& b) {
+      return a.token != b.token ? a.token < b.token : static_cast<int>(a.filter) < static_cast<int>(b.filter);
+    });
+
+    if (chosen.truncated_cdf) {
+      // TensorRT-LLM legacy top-p: the CDF truncated at top_p. Kept tokens before the crossing token keep
+      // p / top_p; the crossing token gets (top_p - mass above it) / top_p.
+      const Real seen = prepared.cum[chosen.top_p_input];
+      const Real top_p = static_cast<Real>(params.top_p);
+      const int64_t crossing = chosen.kept - 1;
+      const Real above = prepared.cum[crossing] / seen;
+      const Real crossing_mass = std::max(Real{0}, std::min(top_p - above, prepared.weight[prepared.order[crossing]] / seen));
+      std::vector<std::pair<int32_t, Real>> masses;
+      for (int64_t j = 0; j < chosen.kept; ++j) {
+        const Real mass = j == crossing ? crossing_mass : prepared.weight[prepared.order[j]] / seen;
+        if (mass > 0) masses.emplace_back(prepared.order[j], mass);
+      }
+      std::sort(masses.begin(), masses.end());
+      CompensatedSum total;
+      for (const auto& [token, mass] : masses) total.Add(mass);
+      for (const auto& [token, mass] : masses) {
+        result.kept.push_back(token);
+        result.prob.push_back(mass / total.Value());
+      }
+      return result;
+    }
+    kept_tokens.assign(prepared.order.begin(), prepared.order.begin() + chosen.kept);
+    std::sort(kept_tokens.begin(), kept_tokens.end());
+  } else {
+    for (int64_t i = 0; i < vocab; ++i) {
+      if (prepared.weight[i] > 0) kept_tokens.push_back(static_cast<int32_t>(i));
+    }
+  }
+
+  CompensatedSum total;
+  for (int32_t token : kept_tokens) total.Add(prepared.weight[token]);
+  const Real mass = total.Value();
+  result.kept = std::move(kept_tokens);
+  result.prob.resize(result.kept.size());
+  for (size_t i = 0; i < result.kept.size(); ++i) result.prob[i] = prepared.weight[result.kept[i]] / mass;
+  return result;
+}
+
+}  // namespace samplecheck
