@@ -1,0 +1,119 @@
+// goodness_of_fit.h against hand-worked examples. Deterministic.
+
+#include "samplecheck/stats/goodness_of_fit.h"
+
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace samplecheck::stats {
+namespace {
+
+// chi-square(3) upper tail in closed form: erfc(sqrt(x/2)) + sqrt(2x/pi) exp(-x/2).
+double UpperTailDof3(double x) {
+  return std::erfc(std::sqrt(x / 2)) + std::sqrt(2 * x / M_PI) * std::exp(-x / 2);
+}
+
+TEST(PearsonChiSquareTest, MendelPeasTextbookExample) {
+  // Mendel's dihybrid cross, 9:3:3:1: X^2 = 0.470, dof 3, p = 0.925 (printed in most textbooks).
+  const std::vector<std::uint64_t> observed = {315, 108, 101, 32};
+  const std::vector<double> p = {9, 3, 3, 1};  // weights, normalized inside
+  const GoodnessOfFit r = PearsonChiSquareTest(observed, p);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_NEAR(r.statistic, 0.470024, 1e-6);
+  EXPECT_EQ(r.dof, 3u);
+  EXPECT_NEAR(r.p_value, UpperTailDof3(r.statistic), 1e-12);
+  EXPECT_NEAR(r.p_value, 0.925, 5e-4);
+  EXPECT_EQ(r.draws, 556u);
+  EXPECT_NEAR(r.min_expected, 34.75, 1e-9);
+  EXPECT_TRUE(r.Passes(0.05));
+}
+
+TEST(PearsonChiSquareTest, HandWorkedSmallExample) {
+  // E = {20, 20, 20, 40}: X^2 = 4/20 + 4/20 = 0.4.
+  const std::vector<std::uint64_t> observed = {18, 22, 20, 40};
+  const std::vector<double> p = {0.2, 0.2, 0.2, 0.4};
+  const GoodnessOfFit r = PearsonChiSquareTest(observed, p);
+  EXPECT_NEAR(r.statistic, 0.4, 1e-12);
+  EXPECT_NEAR(r.p_value, UpperTailDof3(0.4), 1e-12);
+  // G = 2 (18 ln 0.9 + 22 ln 1.1).
+  const GoodnessOfFit g = GTest(observed, p);
+  EXPECT_NEAR(g.statistic, 2 * (18 * std::log(0.9) + 22 * std::log(1.1)), 1e-12);
+  EXPECT_NEAR(g.p_value, UpperTailDof3(g.statistic), 1e-12);
+  const auto residuals = StandardizedResiduals(observed, p);
+  ASSERT_EQ(residuals.size(), 4u);
+  EXPECT_NEAR(residuals[0], -2 / std::sqrt(20.0), 1e-12);
+  EXPECT_NEAR(residuals[1], 2 / std::sqrt(20.0), 1e-12);
+  EXPECT_NEAR(residuals[2], 0.0, 1e-12);
+  EXPECT_NEAR(residuals[3], 0.0, 1e-12);
+}
+
+TEST(PearsonChiSquareTest, GrossMisfitGivesTinyButNonZeroPValue) {
+  const std::vector<std::uint64_t> observed = {100000, 0};
+  const std::vector<double> p = {0.5, 0.5};
+  const GoodnessOfFit r = PearsonChiSquareTest(observed, p);
+  EXPECT_NEAR(r.statistic, 100000.0, 1e-6);
+  EXPECT_EQ(r.p_value, 0.0);  // underflows honestly to 0 at X^2 = 1e5, never NaN
+  EXPECT_FALSE(r.Passes(1e-6));
+  const GoodnessOfFit moderate = PearsonChiSquareTest(std::vector<std::uint64_t>{600, 400}, p);
+  EXPECT_GT(moderate.p_value, 0.0);
+  EXPECT_LT(moderate.p_value, 1e-9);  // X^2 = 40, 1 - cdf would still be representable here, but far tails not
+}
+
+TEST(PearsonChiSquareTest, ZeroProbabilityCellWithDrawsIsASupportViolationNotAnInfinitePValue) {
+  // The Pyro bug: a count in a zero-probability cell produced an infinite statistic and the test passed.
+  const std::vector<std::uint64_t> observed = {50, 50, 1};
+  const std::vector<double> p = {0.5, 0.5, 0.0};
+  for (const GoodnessOfFit& r : {PearsonChiSquareTest(observed, p), GTest(observed, p)}) {
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.support_violations, 1u);
+    EXPECT_EQ(r.dof, 1u);
+    EXPECT_TRUE(std::isfinite(r.statistic));
+    EXPECT_TRUE(std::isfinite(r.p_value));
+    EXPECT_EQ(r.draws, 100u);
+    EXPECT_NEAR(r.p_value, 1.0, 1e-12);
+    EXPECT_FALSE(r.Passes(1e-6)) << "a support violation must fail whatever the p-value";
+  }
+  const auto residuals = StandardizedResiduals(observed, p);
+  EXPECT_EQ(residuals[2], 0.0);
+}
+
+TEST(PearsonChiSquareTest, InvalidInputIsAnErrorValue) {
+  const std::vector<std::uint64_t> o = {1, 2};
+  EXPECT_FALSE(PearsonChiSquareTest(o, std::vector<double>{0.5}).ok());
+  EXPECT_NE(PearsonChiSquareTest(o, std::vector<double>{0.5, -0.5}).error.find("probabilities[1] = -0.5"),
+            std::string::npos);
+  EXPECT_NE(PearsonChiSquareTest(o, std::vector<double>{0.0, 0.0}).error.find("sum to 0"), std::string::npos);
+  EXPECT_NE(PearsonChiSquareTest(o, std::vector<double>{1.0, 0.0}).error.find("dof = 0"), std::string::npos);
+  // No draws: no evidence, p = 1 (not an error).
+  const auto empty = PearsonChiSquareTest(std::vector<std::uint64_t>{0, 0}, std::vector<double>{0.5, 0.5});
+  EXPECT_TRUE(empty.ok());
+  EXPECT_EQ(empty.p_value, 1.0);
+}
+
+TEST(MaxAbsZTest, HandWorkedExampleAndBonferroniThreshold) {
+  // n = 1000, p = {0.5, 0.3, 0.2}: z = 60 / sqrt(250) = 3.795 on cell 0.
+  const std::vector<std::uint64_t> observed = {560, 260, 180};
+  const std::vector<double> p = {0.5, 0.3, 0.2};
+  const std::vector<std::size_t> cells = {0, 1, 2};
+  const MaxAbsZ r = MaxAbsZTest(observed, p, cells, 0.05);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.cell, 0u);
+  EXPECT_NEAR(r.z, 60 / std::sqrt(250.0), 1e-12);
+  EXPECT_EQ(r.m, 3u);
+  EXPECT_NEAR(r.threshold, 2.39398, 1e-4);  // z_{0.05 / 6}
+  EXPECT_FALSE(r.Passes());
+  EXPECT_NEAR(r.p_value, 3 * std::erfc(r.max_abs_z / std::sqrt(2.0)), 1e-12);
+  // Only cells 1 and 2: |z| = 2.76 on cell 1, threshold z_{0.05/4} = 2.2414.
+  const std::vector<std::size_t> some = {1, 2};
+  const MaxAbsZ s = MaxAbsZTest(observed, p, some, 0.01);
+  EXPECT_EQ(s.cell, 1u);
+  EXPECT_LT(s.z, 0.0);
+  EXPECT_NEAR(s.threshold, 2.807, 1e-3);  // z_{0.01/4}
+  EXPECT_TRUE(s.Passes());
+  EXPECT_FALSE(MaxAbsZTest(observed, p, std::vector<std::size_t>{5}, 0.01).ok());
+}
+
+}  // namespace
+}  // namespace samplecheck::stats
