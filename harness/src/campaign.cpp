@@ -1,0 +1,443 @@
+#include "samplecheck/harness/campaign.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "samplecheck/harness/row_source.h"
+#include "samplecheck/harness/sampler_registry.h"
+#include "samplecheck/reference/logits.h"
+#include "samplecheck/stats/chi_square.h"
+#include "samplecheck/stats/goodness_of_fit.h"
+#include "samplecheck/stats/power.h"
+
+namespace samplecheck::harness {
+namespace {
+
+constexpr uint32_t kMaxPerturbAttempts = 8;
+constexpr double kFirstPerturbScale = 1e-5;  // logits; x4 per attempt: 1e-5 .. 0.16
+constexpr uint64_t kDrawChunk = uint64_t{1} << 22;
+constexpr size_t kTopResiduals = 10;
+constexpr size_t kTopViolations = 16;
+
+stats::BinningOptions CampaignBinningOptions() {
+  stats::BinningOptions o;
+  o.max_head_cells = 1024;  // dof 1023: 9.1e7 draws at alpha 1e-6 for TV 1e-3 (statistics.md 5.4)
+  o.max_tail_cells = 256;
+  o.hash_buckets = 64;
+  return o;
+}
+
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+std::optional<std::string> RunCommand(const std::string& command) {
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  const int rc = pclose(pipe);
+  if (rc != 0) return std::nullopt;
+  out = Trim(out);
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+// The jittered row of a perturbation attempt: every finite logit moves by scale * (2u - 1).
+std::vector<float> Jitter(const std::vector<float>& row, uint64_t seed, double scale) {
+  std::vector<float> out = row;
+  uint64_t state = seed;
+  for (float& x : out) {
+    state += 0x9E3779B97F4A7C15ULL;
+    const double u = (static_cast<double>(SplitMix64(state) >> 11) + 0.5) * 0x1.0p-53;
+    if (std::isfinite(x)) x = static_cast<float>(double(x) + scale * (2.0 * u - 1.0));
+  }
+  return out;
+}
+
+bool IsMultiThreadSafeSpec(const std::string& spec) {
+  return spec == "exact" || spec.rfind("exact:", 0) == 0 || spec.rfind("mutant:", 0) == 0;
+}
+
+}  // namespace
+
+uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name) {
+  return SplitMix64(campaign_seed ^ SplitMix64(Fnv1a(case_name)));
+}
+
+Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, uint64_t case_seed,
+                                 const CaseBudget& budget) {
+  PreparedCase pc;
+  CaseResult& r = pc.result;
+  r.name = spec.name;
+  r.row = spec.row;
+  r.row_seed = SplitMix64(case_seed ^ 0x1);
+  r.params = spec.params;
+  r.params.seed = SplitMix64(case_seed ^ 0x2);
+  r.params.offset = 0;
+  r.profile = std::string(profile.name);
+  r.tv = budget.tv;
+  r.alpha_plan = budget.alpha_per_test;
+  r.max_draws = budget.max_draws;
+
+  auto row = MakeRow(spec.row, r.row_seed);
+  if (!row.ok()) return Error{row.error().code, "case " + spec.name + ": " + row.error().message};
+  pc.row = std::move(*row);
+  r.vocab = static_cast<int64_t>(pc.row.size());
+
+  if (auto bad = ValidateParams(r.params, profile)) {
+    pc.skip = true;
+    r.status = CaseStatus::kSkipped;
+    r.reason = "params invalid under profile " + r.profile + ": " + bad->message;
+    return pc;
+  }
+  auto dist = ComputeDistribution(LogitsView::Fp32(pc.row), r.params, profile);
+  if (!dist.ok()) return Error{dist.error().code, "case " + spec.name + ": reference: " + dist.error().message};
+  r.ambiguous = dist->ambiguous;
+  if (!dist->ambiguous.empty()) {
+    if (budget.ambiguous == AmbiguousAction::kSkip) {
+      pc.skip = true;
+      r.status = CaseStatus::kSkipped;
+      r.reason = std::to_string(dist->ambiguous.size()) +
+                 " ambiguous token(s) (fp32 could flip their keep/drop decision); suite says skip";
+      return pc;
+    }
+    const std::vector<float> original = pc.row;
+    double scale = kFirstPerturbScale;
+    bool cleared = false;
+    for (uint32_t attempt = 1; attempt <= kMaxPerturbAttempts; ++attempt, scale *= 4) {
+      std::vector<float> jittered = Jitter(original, SplitMix64(case_seed ^ (0x100 + attempt)), scale);
+      auto d = ComputeDistribution(LogitsView::Fp32(jittered), r.params, profile);
+      r.perturb_attempts = attempt;
+      r.perturb_scale = scale;
+      if (d.ok() && d->ambiguous.empty()) {
+        pc.row = std::move(jittered);
+        dist = std::move(d);
+        cleared = true;
+        break;
+      }
+    }
+    r.perturbed = cleared;
+    if (!cleared) {
+      pc.skip = true;
+      r.status = CaseStatus::kSkipped;
+      r.reason = std::to_string(r.ambiguous.size()) + " ambiguous token(s) remain after " +
+                 std::to_string(kMaxPerturbAttempts) + " perturbation attempts";
+      return pc;
+    }
+  }
+  pc.p0 = dist->Dense();
+  r.greedy = dist->greedy;
+  r.kept = static_cast<int64_t>(std::count_if(pc.p0.begin(), pc.p0.end(), [](double p) { return p > 0; }));
+
+  // Plan: cells of the head binning at the cap, then the draws for TV at that many cells.
+  const stats::BinningOptions bopts = CampaignBinningOptions();
+  uint64_t draws = budget.min_draws;
+  uint64_t cells = 1;
+  if (r.kept >= 2) {
+    const stats::BinningPlan at_cap = PlanBinnings(pc.p0, double(budget.max_draws), bopts);
+    if (!at_cap.ok()) return Error{ErrorCode::kInternal, "case " + spec.name + ": binning: " + at_cap.error};
+    cells = std::max<uint64_t>(at_cap.head.cells.size(), 2);
+    const stats::DrawPlan plan = stats::PlanDrawsForTotalVariation(budget.tv, budget.alpha_per_test, budget.power, cells);
+    if (!plan.ok()) return Error{ErrorCode::kInvalidArgument, "case " + spec.name + ": plan: " + plan.error};
+    r.planned_draws = static_cast<uint64_t>(std::ceil(plan.draws));
+    draws = std::clamp(r.planned_draws, budget.min_draws, budget.max_draws);
+  } else {
+    // One kept token: support check only. N draws see a leak of mass tv with probability 1 - (1 - tv)^N.
+    r.planned_draws = static_cast<uint64_t>(std::ceil(std::log(1.0 / (1.0 - budget.power)) / budget.tv));
+    draws = std::clamp(r.planned_draws, budget.min_draws, budget.max_draws);
+  }
+  r.draws = draws;
+  pc.binning = PlanBinnings(pc.p0, double(draws), bopts);
+  if (!pc.binning.ok()) return Error{ErrorCode::kInternal, "case " + spec.name + ": binning: " + pc.binning.error};
+  if (r.kept >= 2 && pc.binning.head.usable()) {
+    auto power = stats::PowerOfRunForTotalVariation(budget.tv, budget.alpha_per_test, pc.binning.head.cells.size(),
+                                                    double(draws));
+    r.achieved_power = power.ok() ? power.value : 0.0;
+  } else {
+    r.achieved_power = 1.0 - std::pow(1.0 - budget.tv, double(draws));
+  }
+  return pc;
+}
+
+void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& histogram, uint64_t invalid_draws) {
+  CaseResult& r = pc.result;
+  r.invalid_draws = invalid_draws;
+  // Support: every draw of a token the reference gives probability 0, and every invalid token.
+  std::vector<SupportViolation> violations;
+  uint64_t outside = 0;
+  for (size_t t = 0; t < histogram.size(); ++t) {
+    if (histogram[t] > 0 && !(pc.p0[t] > 0.0)) {
+      outside += histogram[t];
+      violations.push_back({static_cast<int32_t>(t), histogram[t]});
+    }
+  }
+  std::sort(violations.begin(), violations.end(),
+            [](const SupportViolation& a, const SupportViolation& b) { return a.count > b.count; });
+  if (invalid_draws > 0) violations.insert(violations.begin(), SupportViolation{-1, invalid_draws});
+  if (violations.size() > kTopViolations) violations.resize(kTopViolations);
+  r.violation_tokens = std::move(violations);
+  r.support_violations = outside + invalid_draws;
+
+  // Goodness of fit on each usable binning; max-|z| over the head tokens.
+  r.binnings.clear();
+  r.tests = 0;
+  double min_p = 1.0;
+  for (const stats::Binning* b : pc.binning.UsableBinnings()) {
+    const stats::BinnedCounts counts = stats::BinCounts(*b, histogram);
+    BinningResult br;
+    br.name = b->name;
+    br.expected = stats::CellProbabilities(*b);
+    br.observed = counts.observed;
+    const stats::GoodnessOfFit pearson = stats::PearsonChiSquareTest(br.observed, br.expected);
+    const stats::GoodnessOfFit g = stats::GTest(br.observed, br.expected);
+    br.pearson = pearson.statistic;
+    br.pearson_p = pearson.ok() ? pearson.p_value : NAN;
+    br.g = g.statistic;
+    br.g_p = g.ok() ? g.p_value : NAN;
+    br.dof = pearson.dof;
+    br.min_expected = pearson.min_expected;
+    if (b->name == "head") {
+      br.cell_token.assign(b->cells.size(), -1);
+      for (size_t c = 0; c < b->cells.size(); ++c) {
+        if (b->cells[c].kind == stats::CellKind::kToken) {
+          br.cell_token[c] = static_cast<int32_t>(pc.binning.tokens_by_rank[b->cells[c].rank_begin]);
+        }
+      }
+      const std::vector<size_t> token_cells = stats::TokenCells(*b);
+      if (!token_cells.empty()) {
+        const stats::MaxAbsZ mz = stats::MaxAbsZTest(br.observed, br.expected, token_cells, r.alpha_plan);
+        if (mz.ok()) {
+          ++r.tests;
+          r.max_abs_z = mz.max_abs_z;
+          r.max_z_token = br.cell_token[mz.cell];
+          r.max_z_threshold = mz.threshold;
+          r.max_z_p = mz.p_value;
+          min_p = std::min(min_p, mz.p_value);
+        }
+        // Top residuals among head tokens, z = (O - E) / sqrt(E (1 - p)).
+        const double n = double(counts.in_support);
+        std::vector<Residual> residuals;
+        for (size_t c : token_cells) {
+          const double p = br.expected[c];
+          const double e = n * p;
+          const double var = e * (1.0 - p);
+          residuals.push_back({br.cell_token[c], br.observed[c], e,
+                               var > 0 ? (double(br.observed[c]) - e) / std::sqrt(var) : 0.0});
+        }
+        std::sort(residuals.begin(), residuals.end(),
+                  [](const Residual& a, const Residual& b2) { return std::fabs(a.z) > std::fabs(b2.z); });
+        if (residuals.size() > kTopResiduals) residuals.resize(kTopResiduals);
+        r.top_residuals = std::move(residuals);
+      }
+    }
+    if (pearson.ok() && pearson.dof > 0) {
+      ++r.tests;
+      min_p = std::min(min_p, pearson.p_value);
+    }
+    r.binnings.push_back(std::move(br));
+  }
+  r.p_value = r.tests > 0 ? std::min(1.0, double(r.tests) * min_p) : 1.0;
+}
+
+MachineInfo DetectMachine() {
+  MachineInfo m;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  struct utsname u {};
+  if (uname(&u) == 0) m.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      m.cpu = Trim(line.substr(line.find(':') + 1));
+      break;
+    }
+  }
+  m.cores = std::thread::hardware_concurrency();
+  return m;
+}
+
+std::optional<std::string> DetectGpu() {
+  auto out = RunCommand("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null");
+  if (!out) return std::nullopt;
+  std::string s = *out;
+  std::replace(s.begin(), s.end(), '\n', ';');
+  return s;
+}
+
+std::optional<std::string> DetectGitRevision() {
+  // The source tree this file was compiled from (the build tree of a developer or CI); absent after an install.
+  const std::filesystem::path source_root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  std::error_code ec;
+  if (!std::filesystem::exists(source_root / ".git", ec)) return std::nullopt;
+  const std::string dir = "'" + source_root.string() + "'";
+  auto rev = RunCommand("git -C " + dir + " rev-parse HEAD 2>/dev/null");
+  if (!rev) return std::nullopt;
+  auto dirty = RunCommand("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null");
+  return dirty ? *rev + "-dirty" : *rev;
+}
+
+std::string NowIso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // The sampler and the judged profile.
+  std::string judged = !options.profile.empty() ? options.profile : suite.profile;
+  if (!judged.empty() && !FindProfile(judged)) {
+    std::string known;
+    for (const Profile* p : AllProfiles()) known += (known.empty() ? "" : ", ") + std::string(p->name);
+    return InvalidArgument("unknown profile \"" + judged + "\" (known: " + known + ")");
+  }
+  SamplerOptions sampler_options;
+  sampler_options.profile = judged.empty() ? "vllm" : judged;
+  auto first = MakeSampler(options.sampler_spec, sampler_options);
+  if (!first.ok()) return first.error();
+  if (judged.empty()) {
+    judged = (*first)->GetCapabilities().profile;
+    if (judged.empty() || !FindProfile(judged)) judged = "vllm";
+  }
+  const Profile& default_profile = *FindProfile(judged);
+
+  CampaignReport report;
+  report.samplecheck_version = options.version;
+  report.suite = suite.name;
+  report.suite_source = suite.source;
+  report.sampler = (*first)->Name();
+  report.sampler_spec = options.sampler_spec;
+  report.profile = judged;
+  if (options.seed) {
+    report.seed = *options.seed;
+  } else if (suite.fresh_seed) {
+    std::random_device rd;
+    report.seed = (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+  } else {
+    report.seed = suite.seed;
+  }
+  report.alpha = suite.alpha;
+  report.tv = options.tv.value_or(suite.tv);
+  report.power = suite.power;
+  report.machine = DetectMachine();
+  report.gpu = DetectGpu();
+  report.git_revision = DetectGitRevision();
+  report.started = NowIso8601();
+  report.command_line = options.command_line;
+  if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
+
+  // Prepare every case before drawing: input errors stop the run before it starts.
+  const double alpha_per_test = suite.alpha / (double(suite.cases.size()) * kPlannedTestsPerCase);
+  std::vector<PreparedCase> prepared;
+  prepared.reserve(suite.cases.size());
+  uint64_t total_draws = 0;
+  for (const CaseSpec& cs : suite.cases) {
+    CaseBudget budget;
+    budget.alpha_per_test = alpha_per_test;
+    budget.tv = options.tv.value_or(cs.tv.value_or(suite.tv));
+    budget.power = suite.power;
+    budget.max_draws = options.max_draws.value_or(cs.max_draws ? cs.max_draws : suite.max_draws);
+    budget.min_draws = std::min(suite.min_draws, budget.max_draws);
+    budget.ambiguous = cs.ambiguous.value_or(suite.ambiguous);
+    const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
+    auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), budget);
+    if (!pc.ok()) return pc.error();
+    if (!pc->skip) total_draws += pc->result.draws;
+    prepared.push_back(std::move(*pc));
+  }
+
+  // Workers: one sampler each (samplers need not be thread-safe).
+  unsigned jobs = options.jobs;
+  if (jobs == 0) jobs = IsMultiThreadSafeSpec(options.sampler_spec) ? std::thread::hardware_concurrency() : 1;
+  jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(prepared.size(), 1)));
+  std::vector<std::unique_ptr<Sampler>> samplers;
+  samplers.push_back(std::move(*first));
+  for (unsigned j = 1; j < jobs; ++j) {
+    auto s = MakeSampler(options.sampler_spec, sampler_options);
+    if (!s.ok()) return s.error();
+    samplers.push_back(std::move(*s));
+  }
+
+  Progress progress(total_draws, prepared.size(), options.progress);
+  std::atomic<size_t> next{0};
+  auto worker = [&](Sampler& sampler) {
+    for (size_t i = next++; i < prepared.size(); i = next++) {
+      PreparedCase& pc = prepared[i];
+      CaseResult& r = pc.result;
+      const auto c0 = std::chrono::steady_clock::now();
+      if (!pc.skip) {
+        std::vector<uint64_t> histogram(pc.row.size(), 0);
+        uint64_t invalid = 0;
+        SamplingParams params = r.params;
+        for (uint64_t done = 0; done < r.draws;) {
+          const uint64_t n = std::min(kDrawChunk, r.draws - done);
+          params.offset = r.params.offset + done;
+          Status st = sampler.CountDraws(pc.row, params, n, histogram, &invalid);
+          if (!st.ok()) {
+            r.sampler_error = st.error().ToString();
+            break;
+          }
+          done += n;
+          progress.AddDraws(n);
+        }
+        EvaluateCase(pc, histogram, invalid);
+      }
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      std::ostringstream detail;
+      if (pc.skip) {
+        detail << r.reason;
+      } else {
+        detail << "p=" << r.p_value << "  draws=" << r.draws;
+        if (r.support_violations) detail << "  SUPPORT VIOLATIONS=" << r.support_violations;
+        if (!r.sampler_error.empty()) detail << "  SAMPLER ERROR";
+      }
+      const char* status = pc.skip ? "skipped"
+                           : (r.support_violations || !r.sampler_error.empty()) ? "FAIL"
+                                                                                 : "done";
+      progress.CaseDone(r.name, status, detail.str(), r.seconds);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(worker, std::ref(*samplers[j]));
+  worker(*samplers[0]);
+  for (auto& t : threads) t.join();
+  progress.Finish();
+
+  for (PreparedCase& pc : prepared) report.cases.push_back(std::move(pc.result));
+  ApplyCampaignVerdict(report);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace samplecheck::harness
