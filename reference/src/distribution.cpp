@@ -84,9 +84,24 @@ struct Prepared {
   std::vector<float> logits;   // fp32 (exact widening of the stored dtype), -0 canonicalized to +0
   std::vector<Real> weight;    // exp((x - x_max) / T); 0 for -inf and for weights below the long double range
   std::vector<int32_t> order;  // tokens of positive weight, logit descending, ties by ascending id
-  std::vector<Real> cum;       // cum[j] = sum of weight[order[i]] for i < j (compensated)
+  Real total = 0;             // sum of every weight (compensated, in token-id order)
   Real temperature = 1;
   bool scaled = false;         // T != 1: engines round x / T to fp32, which can create ties
+
+  // Cum(j) = sum of weight[order[i]] for i < j (compensated), extended lazily: the filters only look at the head
+  // of the order, so a 262,144-token row with top-k 50 never sums its tail. Cum(order.size()) is `total`.
+  Real Cum(int64_t j) const {
+    if (j >= static_cast<int64_t>(order.size())) return total;
+    while (static_cast<int64_t>(cum_.size()) <= j) {
+      running_.Add(weight[order[cum_.size() - 1]]);
+      cum_.push_back(running_.Value());
+    }
+    return cum_[j];
+  }
+
+ private:
+  mutable std::vector<Real> cum_{Real{0}};
+  mutable CompensatedSum running_;
 };
 
 // Stable LSD radix sort of the alive tokens by descending fp32 logit (3 passes of 11 bits).
@@ -217,7 +232,7 @@ class Pipeline {
   FilterOutcome MinP(int64_t input, std::vector<Decision>* decisions) const {
     const Real w_max = Weight(0);
     const Real threshold = static_cast<Real>(params_.min_p) * w_max;
-    const Real seen_mass = row_.cum[input];
+    const Real seen_mass = row_.Cum(input);
     const auto* begin = row_.order.data();
     const int64_t cut =
         std::partition_point(begin, begin + input, [&](int32_t token) { return row_.weight[token] >= threshold; }) -
@@ -245,7 +260,7 @@ class Pipeline {
     const int64_t cut = keep_tied ? TieGroupEnd(k - 1, input) : k;
     FilterOutcome outcome{cut, {cut, cut}};
     if (cut >= input) return outcome;
-    const Real seen_mass = row_.cum[input];
+    const Real seen_mass = row_.Cum(input);
     const bool on_probs = profile_.top_k_input == TopKInput::kProbs;
     auto value = [&](int64_t position) -> Real {
       return on_probs ? Weight(position) / seen_mass : static_cast<Real>(Logit(position)) / row_.temperature;
@@ -283,11 +298,11 @@ class Pipeline {
   // <= top_p (kNonStrict). kKeepTied (pivot) uses the mass strictly above the token's tie group; kByPosition cuts
   // a tie group by position (ascending id first) and reports the group ambiguous.
   FilterOutcome TopP(int64_t input, std::vector<Decision>* decisions) const {
-    const Real seen_mass = row_.cum[input];
+    const Real seen_mass = row_.Cum(input);
     const Real top_p = static_cast<Real>(params_.top_p);
     const bool strict = profile_.top_p_comparison == TopPComparison::kStrict;
     const bool keep_tied = profile_.top_p_ties == TopPTies::kKeepTied;
-    auto mass_above = [&](int64_t position) { return row_.cum[position] / seen_mass; };
+    auto mass_above = [&](int64_t position) { return row_.Cum(position) / seen_mass; };
     auto keep = [&](Real above) { return strict ? above < top_p : above <= top_p; };
     const Real unit = profile_.top_p_cumsum == TopPCumsum::kAscending
                           ? UlpFp32(std::max(top_p, Real{1} - top_p))
@@ -297,17 +312,10 @@ class Pipeline {
       const Real m = std::fabs(mass_above(decided_at) - top_p) / unit;
       return std::isfinite(m) ? static_cast<double>(m) : std::numeric_limits<double>::max();
     };
-    // mass_above is strictly increasing along the order (every weight is positive): binary search.
-    int64_t lo = 1, hi = input;  // position 0 (mass above 0) is always kept, top_p > 0
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      if (keep(mass_above(mid))) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    int64_t cut = lo;
+    // mass_above increases along the order (every weight is positive); position 0 (mass above 0) is always kept.
+    // A forward scan touches only the nucleus and the positions right after it.
+    int64_t cut = 1;
+    while (cut < input && keep(mass_above(cut))) ++cut;
     if (keep_tied && cut < input) cut = TieGroupEnd(cut - 1, input);
     FilterOutcome outcome{cut, {cut, cut}};
     while (outcome.band.lo > 0 && margin(outcome.band.lo - 1) < kAmbiguousMarginUlps) --outcome.band.lo;
@@ -401,6 +409,7 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
   prepared.weight.resize(static_cast<size_t>(vocab));
   const bool has_pos_inf = std::isinf(max_logit);
   const Real max_ld = max_logit;
+  const Real inverse_temperature = Real{1} / prepared.temperature;  // x * (1/T): one more 2^-64 rounding, no x87 divide
   for (int64_t i = 0; i < vocab; ++i) {
     const float x = prepared.logits[i];
     if (has_pos_inf) {
@@ -408,7 +417,8 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     } else if (std::isinf(x)) {
       prepared.weight[i] = 0.0L;
     } else {
-      prepared.weight[i] = ExpExtended((static_cast<Real>(x) - max_ld) / prepared.temperature);
+      const Real shifted = static_cast<Real>(x) - max_ld;
+      prepared.weight[i] = ExpExtended(prepared.scaled ? shifted * inverse_temperature : shifted);
     }
   }
 
@@ -418,13 +428,9 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
   std::vector<int32_t> kept_tokens;
   if (min_p_on || top_p_on || top_k_on) {
     prepared.order = SortByLogitDescending(prepared.logits, prepared.weight);
-    prepared.cum.resize(prepared.order.size() + 1);
-    CompensatedSum running;
-    prepared.cum[0] = 0;
-    for (size_t j = 0; j < prepared.order.size(); ++j) {
-      running.Add(prepared.weight[prepared.order[j]]);
-      prepared.cum[j + 1] = running.Value();
-    }
+    CompensatedSum total;
+    for (int64_t i = 0; i < vocab; ++i) total.Add(prepared.weight[i]);
+    prepared.total = total.Value();
     const Pipeline pipeline(prepared, params, profile);
     const Pipeline::Result computed = pipeline.Run(AmbiguousPolicy::kAsComputed, &result.boundary);
     const Pipeline::Result all_in = pipeline.Run(AmbiguousPolicy::kAllIn, nullptr);
@@ -441,10 +447,10 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     if (chosen.truncated_cdf) {
       // TensorRT-LLM legacy top-p: the CDF truncated at top_p. Kept tokens before the crossing token keep
       // p / top_p; the crossing token gets (top_p - mass above it) / top_p.
-      const Real seen = prepared.cum[chosen.top_p_input];
+      const Real seen = prepared.Cum(chosen.top_p_input);
       const Real top_p = static_cast<Real>(params.top_p);
       const int64_t crossing = chosen.kept - 1;
-      const Real above = prepared.cum[crossing] / seen;
+      const Real above = prepared.Cum(crossing) / seen;
       const Real crossing_mass = std::max(Real{0}, std::min(top_p - above, prepared.weight[prepared.order[crossing]] / seen));
       std::vector<std::pair<int32_t, Real>> masses;
       for (int64_t j = 0; j < chosen.kept; ++j) {
@@ -452,11 +458,11 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
         if (mass > 0) masses.emplace_back(prepared.order[j], mass);
       }
       std::sort(masses.begin(), masses.end());
-      CompensatedSum total;
-      for (const auto& [token, mass] : masses) total.Add(mass);
+      CompensatedSum truncated_total;
+      for (const auto& [token, mass] : masses) truncated_total.Add(mass);
       for (const auto& [token, mass] : masses) {
         result.kept.push_back(token);
-        result.prob.push_back(mass / total.Value());
+        result.prob.push_back(mass / truncated_total.Value());
       }
       return result;
     }
@@ -473,7 +479,8 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
   const Real mass = total.Value();
   result.kept = std::move(kept_tokens);
   result.prob.resize(result.kept.size());
-  for (size_t i = 0; i < result.kept.size(); ++i) result.prob[i] = prepared.weight[result.kept[i]] / mass;
+  const Real inverse_mass = Real{1} / mass;
+  for (size_t i = 0; i < result.kept.size(); ++i) result.prob[i] = prepared.weight[result.kept[i]] * inverse_mass;
   return result;
 }
 
