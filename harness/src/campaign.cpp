@@ -92,14 +92,14 @@ uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name) {
 }
 
 Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, uint64_t case_seed,
-                                 const CaseBudget& budget) {
+                                 uint64_t draw_case_seed, const CaseBudget& budget) {
   PreparedCase pc;
   CaseResult& r = pc.result;
   r.name = spec.name;
   r.row = spec.row;
   r.row_seed = SplitMix64(case_seed ^ 0x1);
   r.params = spec.params;
-  r.params.seed = SplitMix64(case_seed ^ 0x2);
+  r.params.seed = SplitMix64(draw_case_seed ^ 0x2);
   r.params.offset = 0;
   r.profile = std::string(profile.name);
   r.tv = budget.tv;
@@ -347,6 +347,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   } else {
     report.seed = suite.seed;
   }
+  report.draw_seed = options.draw_seed.value_or(report.seed);
   report.alpha = suite.alpha;
   report.tv = options.tv.value_or(suite.tv);
   report.power = suite.power;
@@ -371,7 +372,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     budget.min_draws = std::min(suite.min_draws, budget.max_draws);
     budget.ambiguous = cs.ambiguous.value_or(suite.ambiguous);
     const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
-    auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), budget);
+    auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
     if (!pc.ok()) return pc.error();
     if (!pc->skip) total_draws += pc->result.draws;
     prepared.push_back(std::move(*pc));

@@ -263,6 +263,7 @@ json ReportToJson(const CampaignReport& r) {
   j["sampler"] = {{"name", r.sampler}, {"spec", r.sampler_spec}};
   j["profile"] = r.profile;
   j["seed"] = r.seed;
+  j["draw_seed"] = r.draw_seed;
   j["alpha"] = r.alpha;
   j["tv"] = r.tv;
   j["power"] = r.power;
@@ -305,6 +306,7 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     r.sampler_spec = j.at("sampler").at("spec").get<std::string>();
     r.profile = j.at("profile").get<std::string>();
     r.seed = j.at("seed").get<uint64_t>();
+    r.draw_seed = j.at("draw_seed").get<uint64_t>();
     r.alpha = j.at("alpha").get<double>();
     r.tv = j.at("tv").get<double>();
     r.power = j.at("power").get<double>();
@@ -328,6 +330,51 @@ Result<CampaignReport> ReportFromJson(const json& j) {
   }
   if (!(r.alpha > 0 && r.alpha < 1)) return ParseError("malformed report: alpha outside (0, 1)");
   return r;
+}
+
+std::string FormatSummary(const CampaignReport& r) {
+  std::ostringstream os;
+  os.precision(3);
+  uint64_t draws = 0;
+  for (const auto& c : r.cases) draws += c.status == CaseStatus::kSkipped ? 0 : c.draws;
+  os << "suite " << r.suite << " (" << r.suite_source << "), sampler " << r.sampler << " judged as " << r.profile
+     << ", seed " << r.seed;
+  if (r.draw_seed != r.seed) os << " (draw seed " << r.draw_seed << ")";
+  os << "\n";
+  os << "  " << r.machine.hostname << " (" << (r.machine.cpu.empty() ? "cpu ?" : r.machine.cpu) << ", "
+     << r.machine.cores << " cores), gpu " << r.gpu.value_or("none") << ", git "
+     << r.git_revision.value_or("unknown").substr(0, 19) << "\n";
+  os << "  " << r.cases.size() << " cases: " << r.Count(CaseStatus::kPass) << " pass, " << r.Count(CaseStatus::kFail)
+     << " fail, " << r.Count(CaseStatus::kSkipped) << " skipped, " << r.Count(CaseStatus::kError) << " error;  alpha "
+     << r.alpha << " (Holm), TV " << r.tv << ", " << double(draws) << " draws in " << r.seconds << " s\n";
+  size_t listed = 0;
+  for (const auto& c : r.cases) {
+    if (c.status == CaseStatus::kPass) continue;
+    if (++listed > 12) continue;
+    os << "  " << (c.status == CaseStatus::kFail ? "FAIL   " : c.status == CaseStatus::kError ? "ERROR  " : "skipped")
+       << " " << c.name << ": " << c.reason << "\n";
+  }
+  if (listed > 12) os << "  ... and " << listed - 12 << " more (see the report)\n";
+  std::vector<const CaseResult*> judged;
+  for (const auto& c : r.cases) {
+    if (c.status != CaseStatus::kSkipped && c.status != CaseStatus::kError && c.tests > 0) judged.push_back(&c);
+  }
+  std::sort(judged.begin(), judged.end(), [](auto* a, auto* b) { return a->p_value < b->p_value; });
+  if (!judged.empty()) {
+    os << "  smallest p-values:";
+    for (size_t i = 0; i < std::min<size_t>(3, judged.size()); ++i) {
+      os << "  " << judged[i]->name << " " << judged[i]->p_value << " (Holm " << judged[i]->holm_adjusted_p << ")";
+    }
+    os << "\n";
+    const CaseResult* weakest = *std::min_element(judged.begin(), judged.end(), [](auto* a, auto* b) {
+      return a->achieved_power < b->achieved_power;
+    });
+    os << "  lowest achieved power at TV " << weakest->tv << ": " << weakest->achieved_power << " ("
+       << weakest->name << ", " << weakest->draws << " draws, planned " << weakest->planned_draws << "; target "
+       << r.power << ")\n";
+  }
+  os << "VERDICT: " << (r.Passed() ? "PASS" : "FAIL") << "\n";
+  return os.str();
 }
 
 Status SaveReport(const CampaignReport& report, const std::filesystem::path& path) {

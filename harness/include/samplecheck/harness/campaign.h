@@ -37,6 +37,8 @@ struct CampaignOptions {
   std::string sampler_spec = "exact";
   std::string profile;                  // judged profile; "" = the suite's, else the sampler's, else vllm
   std::optional<uint64_t> seed;         // overrides the suite's
+  std::optional<uint64_t> draw_seed;    // seeds the sampler only (default: the campaign seed): same rows,
+                                        // independent draws, for A/B against a baseline of the same seed
   std::optional<double> tv;             // overrides the suite's detectable TV
   std::optional<uint64_t> max_draws;    // overrides the suite's cap (and each case's)
   unsigned jobs = 0;                    // parallel cases; 0 = one per core for exact/mutant samplers, else 1
@@ -68,8 +70,9 @@ struct CaseBudget {
 uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name);
 
 // Steps 1-3 for one case. Errors are input errors (the row cannot be built or the reference cannot be computed).
+// case_seed makes the row (and its perturbation); draw_case_seed the sampler's seed.
 Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, uint64_t case_seed,
-                                 const CaseBudget& budget);
+                                 uint64_t draw_case_seed, const CaseBudget& budget);
 
 // Step 4 given the token histogram (size V) and the invalid draws: fills binnings, tests, residuals, support.
 // The case's status is set by ApplyCampaignVerdict (Holm needs every case).

@@ -106,7 +106,8 @@ struct CampaignReport {
   std::string sampler;               // Sampler::Name()
   std::string sampler_spec;          // --sampler as given
   std::string profile;               // judged profile
-  uint64_t seed = 0;
+  uint64_t seed = 0;                 // rows and their perturbations
+  uint64_t draw_seed = 0;            // the sampler's seeds (== seed unless --draw-seed)
   double alpha = 0.0;
   double tv = 0.0;
   double power = 0.0;
@@ -133,5 +134,9 @@ Result<CampaignReport> LoadReport(const std::filesystem::path& path);
 // each case's status: fail on a support violation, an invalid draw, or a Holm rejection at `alpha`. Used by the
 // campaign after the last case and by the gate to recompute the verdict of a stored report.
 void ApplyCampaignVerdict(CampaignReport& report);
+
+// The one-screen summary of `run` and `gate`: header, counts, every failed / skipped case with its reason, the
+// smallest p-values, the lowest achieved power, and the verdict line "VERDICT: PASS" / "VERDICT: FAIL".
+std::string FormatSummary(const CampaignReport& report);
 
 }  // namespace samplecheck::harness

@@ -1,0 +1,54 @@
+// samplecheck list: the samplers this build can check, the built-in suites and the semantics profiles.
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "command_registry.h"
+#include "samplecheck/harness/sampler_registry.h"
+#include "samplecheck/harness/suite.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::tools {
+namespace {
+
+struct ListOptions {
+  bool samplers = false;
+  bool suites = false;
+  bool profiles = false;
+};
+
+int List(const ListOptions& o) {
+  const bool all = !o.samplers && !o.suites && !o.profiles;
+  if (all || o.samplers) {
+    if (all) std::cout << "samplers (--sampler):\n";
+    for (const auto& k : harness::ListSamplerKinds()) {
+      std::cout << (all ? "  " : "") << std::left << std::setw(28) << k.spec << " "
+                << std::setw(9) << (k.available ? "available" : "missing") << " " << k.summary << "\n";
+    }
+  }
+  if (all || o.suites) {
+    if (all) std::cout << "\nsuites (--suite; or a suite file, docs/suites.md):\n";
+    for (const auto& s : harness::BuiltinSuites()) {
+      std::cout << (all ? "  " : "") << std::left << std::setw(10) << s.name << " " << std::setw(3) << s.cases
+                << " cases  " << s.description << "\n";
+    }
+  }
+  if (all || o.profiles) {
+    if (all) std::cout << "\nprofiles (--profile):\n";
+    for (const Profile* p : AllProfiles()) {
+      std::cout << (all ? "  " : "") << std::left << std::setw(22) << p->name << " " << p->summary << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+const bool registered = RegisterCommand({"list", "samplers, built-in suites and semantics profiles", [](CLI::App& cmd) {
+  auto o = std::make_shared<ListOptions>();
+  cmd.add_flag("--samplers", o->samplers, "only the sampler kinds: spec, available|missing, summary");
+  cmd.add_flag("--suites", o->suites, "only the built-in suites");
+  cmd.add_flag("--profiles", o->profiles, "only the semantics profiles");
+  return [o]() { return List(*o); };
+}});
+
+}  // namespace
+}  // namespace samplecheck::tools
