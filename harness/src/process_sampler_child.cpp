@@ -206,14 +206,29 @@ Result<Frame> ChildProcess::Exchange(const std::vector<uint8_t>& request, Clock:
                                      std::string_view what) {
   const std::string doing(what);
   if (reaped_ || stdout_fd_ < 0) return Fail("is no longer running (" + doing + ")");
-  if (!pending_.empty()) {
+  // Bytes the process wrote after its last answer are a protocol error; collect what has already arrived.
+  for (;;) {
+    uint8_t buf[4096];
+    const ssize_t n = read(stdout_fd_, buf, sizeof buf);
+    if (n > 0) {
+      pending_.insert(pending_.end(), buf, buf + n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EAGAIN (nothing more), EOF or an error: the exchange below reports those
+    }
+  }
+  // Before the first exchange (the handshake) early bytes are the start of the answer; after it, nobody asked.
+  if (!pending_.empty() && exchanges_ > 0) {
     return Fail("wrote " + std::to_string(pending_.size()) + " bytes nobody asked for before " + doing);
   }
+  ++exchanges_;
   size_t written = 0;
-  std::vector<uint8_t> in;
-  in.reserve(4096);
+  std::vector<uint8_t> in = std::move(pending_);
+  pending_.clear();
   for (;;) {
-    // A whole frame read? (Only once the request is fully written: an early answer is a protocol error.)
+    // A whole frame read? Its length is checked as soon as it arrives (garbage fails fast); the frame is taken
+    // once the whole request is written (a process that answers early and stops reading runs into the deadline).
     if (in.size() >= 8) {
       const uint32_t length = LoadU32(in.data());
       if (length < 4 || length > kMaxFrameBytes) {
@@ -221,8 +236,7 @@ Result<Frame> ChildProcess::Exchange(const std::vector<uint8_t>& request, Clock:
                     " (is it writing text to stdout? print debugging output to stderr)");
       }
       const size_t frame_bytes = 4 + size_t(length);
-      if (in.size() >= frame_bytes) {
-        if (written < request.size()) return Fail("answered before reading the whole request while " + doing);
+      if (in.size() >= frame_bytes && written == request.size()) {
         Frame frame;
         frame.type = LoadU32(in.data() + 4);
         frame.payload.assign(in.begin() + 8, in.begin() + static_cast<std::ptrdiff_t>(frame_bytes));

@@ -60,6 +60,7 @@ class ChildProcess {
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
   bool reaped_ = false;
+  uint64_t exchanges_ = 0;
   int wait_status_ = 0;
   std::vector<uint8_t> pending_;  // bytes read from stdout beyond the last frame
   std::string stderr_tail_;

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Reference client of the samplecheck process protocol (docs/process-protocol.md), Python standard library only.
+
+It serves a pure-Python sampler of the `vllm` profile (docs/semantics.md §1.2) that draws with the same Philox
+uniform as samplecheck's exact sampler, so its draws match `--sampler exact` token for token (up to double vs
+long double rounding at CDF boundaries). It is a protocol reference, not a fast sampler: use small vocabularies.
+
+    samplecheck run --suite smoke --sampler "process:python3 examples/python/samplecheck_client.py"
+    samplecheck run --suite smoke --sampler "process:python3 examples/python/samplecheck_client.py --bug no-renorm"
+
+To check your own sampler, subclass Sampler (sample_row, and optionally processed) and call serve(YourSampler()).
+Never print to stdout: it carries the protocol. Debug output goes to stderr.
+"""
+import math
+import struct
+import sys
+from array import array
+
+MAGIC = 0x4B484353  # the bytes b"SCHK"
+PROTOCOL_VERSION = 1
+
+HELLO, SAMPLE, TOKENS, PROCESSED, DISTRIBUTION, COUNT, HISTOGRAM, ERROR, BYE = range(1, 10)
+CAP_PROCESSED, CAP_COUNT, CAP_NONDETERMINISTIC = 1, 2, 4
+ERR_INVALID_ARGUMENT, ERR_UNSUPPORTED, ERR_FAILED, ERR_INVALID_ROW = 1, 2, 3, 4
+
+PARAMS = struct.Struct("<dqddQQ")  # temperature, top_k, top_p, min_p, seed, offset: 48 bytes
+INVALID_TOKEN = -1
+
+
+class SamplerError(Exception):
+    """Raised by a sampler to answer ERROR with a code (ERR_*) and a message."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+class Params:
+    __slots__ = ("temperature", "top_k", "top_p", "min_p", "seed", "offset")
+
+    def __init__(self, temperature, top_k, top_p, min_p, seed, offset):
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
+        self.min_p, self.seed, self.offset = min_p, seed, offset
+
+
+# ---- Philox4x32-10 and the uniform of a draw (reference/philox.h) ----
+_M32 = 0xFFFFFFFF
+
+
+def philox4x32_10(c0, c1, c2, c3, k0, k1):
+    for _ in range(10):
+        p0 = 0xD2511F53 * c0
+        p1 = 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0), p1 & _M32, ((p0 >> 32) ^ c3 ^ k1), p0 & _M32
+        k0 = (k0 + 0x9E3779B9) & _M32
+        k1 = (k1 + 0xBB67AE85) & _M32
+    return c0, c1, c2, c3
+
+
+def uniform_for_draw(seed, offset):
+    """u in (0, 1): ((block[0] << 32 | block[1]) >> 11) + 0.5, times 2^-53."""
+    b0, b1, _, _ = philox4x32_10(offset & _M32, offset >> 32, 0, 0, seed & _M32, seed >> 32)
+    return (((b0 << 32 | b1) >> 11) + 0.5) * 2.0 ** -53
+
+
+# ---- The sampler interface and the vllm-profile sampler ----
+class Sampler:
+    name = "python"
+    profile = ""
+    capabilities = 0
+
+    def sample_row(self, row, params):
+        """One token for one row (a sequence of floats); INVALID_TOKEN for a row that cannot be sampled."""
+        raise NotImplementedError
+
+    def processed(self, row, params):
+        """[(token, probability), ...] ascending by token, or None for a row that cannot be sampled."""
+        raise SamplerError(ERR_UNSUPPORTED, "processed distribution not implemented")
+
+    def validate(self, params):
+        pass
+
+
+class VllmSampler(Sampler):
+    """vLLM v1: greedy T < 1e-5; min-p on the full softmax; top-k with ties kept; strict top-p on the
+    distribution renormalized after min-p and top-k, ties cut by position (lowest id first); inverse CDF draw."""
+
+    name = "python-vllm"
+    profile = "vllm"
+    capabilities = CAP_PROCESSED | CAP_COUNT
+
+    def __init__(self, bug=None):
+        if bug not in (None, "no-renorm"):
+            raise ValueError("unknown bug %r (known: no-renorm)" % bug)
+        self.bug = bug
+        if bug:
+            self.name = "python-vllm-bug-" + bug
+
+    def validate(self, p):
+        def bad(msg):
+            raise SamplerError(ERR_INVALID_ARGUMENT, msg + " for profile vllm")
+
+        if not (0.0 <= p.temperature <= 2.0):
+            bad("temperature = %r is outside [0, 2]" % p.temperature)
+        if p.top_k < -1:
+            bad("top_k = %d is below -1" % p.top_k)
+        if not (0.0 < p.top_p <= 1.0):
+            bad("top_p = %r is outside (0, 1]" % p.top_p)
+        if not (0.0 <= p.min_p <= 1.0):
+            bad("min_p = %r is outside [0, 1]" % p.min_p)
+
+    def processed(self, row, p):
+        if any(math.isnan(x) for x in row) or all(x == -math.inf for x in row):
+            return None
+        if p.temperature < 1e-5:  # greedy on the raw logits, lowest id on ties
+            best = max(range(len(row)), key=lambda i: (row[i], -i))
+            return [(best, 1.0)]
+        if any(x == math.inf for x in row):  # +inf logits share the mass
+            w = [1.0 if x == math.inf else 0.0 for x in row]
+        else:
+            x_max = max(row) / p.temperature
+            w = [math.exp(x / p.temperature - x_max) for x in row]
+        full_sum = math.fsum(w)
+        alive = [i for i in range(len(row)) if w[i] > 0.0 and w[i] >= p.min_p]  # max w is 1
+        alive.sort(key=lambda i: (-w[i], i))
+        if 0 < p.top_k < len(alive):
+            kth = w[alive[p.top_k - 1]]
+            keep = p.top_k
+            while keep < len(alive) and w[alive[keep]] == kth:
+                keep += 1
+            del alive[keep:]
+        denom = full_sum if self.bug == "no-renorm" else math.fsum(w[i] for i in alive)
+        mass_above, keep = 0.0, 0
+        while keep < len(alive) and mass_above < p.top_p:
+            mass_above += w[alive[keep]] / denom
+            keep += 1
+        kept = sorted(alive[:keep])
+        kept_sum = math.fsum(w[i] for i in kept)
+        return [(i, w[i] / kept_sum) for i in kept]
+
+    def sample_row(self, row, p):
+        dist = self.processed(row, p)
+        if dist is None:
+            return INVALID_TOKEN
+        return draw(dist, uniform_for_draw(p.seed, p.offset))
+
+
+def draw(dist, u):
+    """The first token (ascending id) whose inclusive cumulative probability exceeds u."""
+    cdf = 0.0
+    for token, prob in dist:
+        cdf += prob
+        if cdf > u:
+            return token
+    return dist[-1][0]
+
+
+# ---- The protocol ----
+def _read_exact(stream, n):
+    chunks, left = [], n
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _frame(msg_type, payload=b""):
+    return struct.pack("<II", 4 + len(payload), msg_type) + payload
+
+
+def _string(text):
+    data = text.encode("utf-8")
+    return struct.pack("<I", len(data)) + data
+
+
+def _floats(data):
+    values = array("f")
+    values.frombytes(data)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
+
+
+def _params(payload, at, count):
+    return [Params(*PARAMS.unpack_from(payload, at + i * PARAMS.size)) for i in range(count)]
+
+
+def _handle(sampler, msg_type, payload):
+    if msg_type == SAMPLE:
+        rows, vocab = struct.unpack_from("<QQ", payload, 0)
+        params = _params(payload, 16, rows)
+        logits = _floats(payload[16 + rows * PARAMS.size:])
+        for p in params:  # every row validated before anything is drawn
+            sampler.validate(p)
+        tokens = [sampler.sample_row(logits[r * vocab:(r + 1) * vocab], params[r]) for r in range(rows)]
+        return _frame(TOKENS, struct.pack("<Q%di" % rows, rows, *tokens))
+    if msg_type == PROCESSED:
+        (vocab,) = struct.unpack_from("<Q", payload, 0)
+        (p,) = _params(payload, 8, 1)
+        sampler.validate(p)
+        dist = sampler.processed(_floats(payload[8 + PARAMS.size:]), p)
+        if dist is None:
+            raise SamplerError(ERR_INVALID_ROW, "the row has a NaN or every logit is -inf")
+        probs = [0.0] * vocab
+        for token, prob in dist:
+            probs[token] = prob
+        return _frame(DISTRIBUTION, struct.pack("<Q%dd" % vocab, vocab, *probs))
+    if msg_type == COUNT:
+        (vocab,) = struct.unpack_from("<Q", payload, 0)
+        (p,) = _params(payload, 8, 1)
+        (draws,) = struct.unpack_from("<Q", payload, 8 + PARAMS.size)
+        sampler.validate(p)
+        row = _floats(payload[16 + PARAMS.size:])
+        histogram, invalid = [0] * vocab, 0
+        dist = sampler.processed(row, p)
+        if dist is None:
+            invalid = draws
+        else:
+            tokens = [t for t, _ in dist]
+            cdf, running = [], 0.0
+            for _, prob in dist:
+                running += prob
+                cdf.append(running)
+            from bisect import bisect_right
+            last = len(cdf) - 1
+            for i in range(draws):
+                j = bisect_right(cdf, uniform_for_draw(p.seed, p.offset + i))
+                histogram[tokens[min(j, last)]] += 1
+        return _frame(HISTOGRAM, struct.pack("<QQ%dQ" % vocab, vocab, invalid, *histogram))
+    raise SamplerError(ERR_UNSUPPORTED, "message type %d is not supported by this client" % msg_type)
+
+
+def serve(sampler, stdin=None, stdout=None):
+    """Answers requests until BYE or end of input. Returns the process exit code."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    while True:
+        header = _read_exact(stdin, 8)
+        if header is None:
+            return 0
+        length, msg_type = struct.unpack("<II", header)
+        payload = _read_exact(stdin, length - 4)
+        if payload is None:
+            print("samplecheck_client: input ended inside a message", file=sys.stderr)
+            return 1
+        if msg_type == BYE:
+            return 0
+        if msg_type == HELLO:
+            magic, version = struct.unpack_from("<II", payload, 0)
+            if magic != MAGIC:
+                print("samplecheck_client: bad magic 0x%08x" % magic, file=sys.stderr)
+                return 1
+            answer = _frame(HELLO, struct.pack("<III", MAGIC, PROTOCOL_VERSION, sampler.capabilities) +
+                            _string(sampler.name) + _string(sampler.profile))
+        else:
+            try:
+                answer = _handle(sampler, msg_type, payload)
+            except SamplerError as e:
+                answer = _frame(ERROR, struct.pack("<I", e.code) + _string(str(e)))
+            except Exception as e:  # a bug in the sampler: report it, keep serving
+                answer = _frame(ERROR, struct.pack("<I", ERR_FAILED) + _string("%s: %s" % (type(e).__name__, e)))
+        stdout.write(answer)
+        stdout.flush()
+
+
+def main(argv):
+    bug = None
+    args = list(argv[1:])
+    while args:
+        arg = args.pop(0)
+        if arg == "--bug" and args:
+            bug = args.pop(0)
+        else:
+            print("usage: samplecheck_client.py [--bug no-renorm]", file=sys.stderr)
+            return 2
+    return serve(VllmSampler(bug))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
