@@ -4,6 +4,8 @@
 #include <limits>
 #include <sstream>
 
+#include <boost/math/distributions/binomial.hpp>
+
 #include "samplecheck/stats/chi_square.h"
 
 namespace samplecheck::stats {
@@ -147,20 +149,30 @@ MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const dou
       return out;
     }
   }
+  out.alpha = alpha;
   if (n == 0) return out;
   const long double nn = static_cast<long double>(n);
+  double min_tail = 2.0;
   for (std::size_t cell : cells) {
+    const boost::math::binomial_distribution<double> d(static_cast<double>(n), static_cast<double>(p[cell]));
+    const double o = static_cast<double>(observed[cell]);
     const long double e = nn * p[cell];
-    const long double sd = std::sqrt(e * (1 - p[cell]));
-    const double z = static_cast<double>((static_cast<long double>(observed[cell]) - e) / sd);
-    if (std::fabs(z) > out.max_abs_z) {
+    // Only the tail on the side of the deviation can be the smaller one (the binomial median lies within 1 of
+    // its mean); evaluate both when the count is within 1 of the mean.
+    const long double dev = static_cast<long double>(observed[cell]) - e;
+    const double lower = dev <= 1 ? boost::math::cdf(d, o) : 1.0;
+    const double upper = dev >= -1 && observed[cell] > 0 ? boost::math::cdf(boost::math::complement(d, o - 1.0)) : 1.0;
+    const double tail = std::min(1.0, 2.0 * std::min(lower, upper));
+    const double z = static_cast<double>((static_cast<long double>(observed[cell]) - e) /
+                                         std::sqrt(e * (1 - p[cell])));
+    if (tail < min_tail || (tail == min_tail && std::fabs(z) > out.max_abs_z)) {
+      min_tail = tail;
       out.max_abs_z = std::fabs(z);
       out.z = z;
       out.cell = cell;
     }
   }
-  const double single = NormalTwoSidedPValue(out.max_abs_z);
-  out.p_value = std::min(1.0, single * static_cast<double>(out.m));
+  out.p_value = std::min(1.0, min_tail * static_cast<double>(out.m));
   return out;
 }
 

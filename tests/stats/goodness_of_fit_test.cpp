@@ -92,8 +92,18 @@ TEST(PearsonChiSquareTest, InvalidInputIsAnErrorValue) {
   EXPECT_EQ(empty.p_value, 1.0);
 }
 
-TEST(MaxAbsZTest, HandWorkedExampleAndBonferroniThreshold) {
-  // n = 1000, p = {0.5, 0.3, 0.2}: z = 60 / sqrt(250) = 3.795 on cell 0.
+// P(X >= k) for X ~ Binomial(n, p), summed term by term in long double (independent of Boost).
+double UpperBinomialTail(int n, double p, int k) {
+  long double s = 0;
+  for (int j = k; j <= n; ++j) {
+    s += std::exp(std::lgamma(n + 1.0L) - std::lgamma(j + 1.0L) - std::lgamma(n - j + 1.0L) +
+                  j * std::log(static_cast<long double>(p)) + (n - j) * std::log1p(-static_cast<long double>(p)));
+  }
+  return static_cast<double>(s);
+}
+
+TEST(MaxAbsZTest, HandWorkedExampleWithExactTailsAndBonferroni) {
+  // n = 1000, p = {0.5, 0.3, 0.2}: cell 0 is 60 above its mean, z = 60 / sqrt(250) = 3.795.
   const std::vector<std::uint64_t> observed = {560, 260, 180};
   const std::vector<double> p = {0.5, 0.3, 0.2};
   const std::vector<std::size_t> cells = {0, 1, 2};
@@ -102,15 +112,17 @@ TEST(MaxAbsZTest, HandWorkedExampleAndBonferroniThreshold) {
   EXPECT_EQ(r.cell, 0u);
   EXPECT_NEAR(r.z, 60 / std::sqrt(250.0), 1e-12);
   EXPECT_EQ(r.m, 3u);
-  EXPECT_NEAR(r.threshold, 2.39398, 1e-4);  // z_{0.05 / 6}
+  EXPECT_NEAR(r.threshold, 2.39398, 1e-4);  // z_{0.05 / 6}, reported
+  // p = 3 * 2 * P(Binomial(1000, 1/2) >= 560).
+  EXPECT_NEAR(r.p_value, 3 * 2 * UpperBinomialTail(1000, 0.5, 560), 1e-9);
   EXPECT_FALSE(r.Passes());
-  EXPECT_NEAR(r.p_value, 3 * std::erfc(r.max_abs_z / std::sqrt(2.0)), 1e-12);
-  // Only cells 1 and 2: |z| = 2.76 on cell 1, threshold z_{0.05/4} = 2.2414.
+  // Only cells 1 and 2: cell 1 (z = -2.76) is the most extreme; 2 * 2 * P(X <= 260) = 0.0128 > 0.01.
   const std::vector<std::size_t> some = {1, 2};
   const MaxAbsZ s = MaxAbsZTest(observed, p, some, 0.01);
   EXPECT_EQ(s.cell, 1u);
   EXPECT_LT(s.z, 0.0);
   EXPECT_NEAR(s.threshold, 2.807, 1e-3);  // z_{0.01/4}
+  EXPECT_NEAR(s.p_value, 2 * 2 * (1 - UpperBinomialTail(1000, 0.3, 261)), 1e-9);
   EXPECT_TRUE(s.Passes());
   EXPECT_FALSE(MaxAbsZTest(observed, p, std::vector<std::size_t>{5}, 0.01).ok());
 }
