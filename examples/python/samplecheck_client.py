@@ -15,6 +15,7 @@ import math
 import struct
 import sys
 from array import array
+from bisect import bisect_right
 
 MAGIC = 0x4B484353  # the bytes b"SCHK"
 PROTOCOL_VERSION = 1
@@ -65,20 +66,46 @@ def uniform_for_draw(seed, offset):
 
 # ---- The sampler interface and the vllm-profile sampler ----
 class Sampler:
+    """What serve() calls. Override sample_row (or sample_batch for a vectorized sampler); processed and count are
+    optional: set the CAP_PROCESSED / CAP_COUNT bits of `capabilities` when you implement them. Raise SamplerError
+    to answer ERROR; any other exception is answered as ERROR code ERR_FAILED and serving goes on."""
+
     name = "python"
     profile = ""
     capabilities = 0
+
+    def validate(self, params):
+        """Raise SamplerError(ERR_INVALID_ARGUMENT, ...) for parameters the sampler's semantics reject."""
 
     def sample_row(self, row, params):
         """One token for one row (a sequence of floats); INVALID_TOKEN for a row that cannot be sampled."""
         raise NotImplementedError
 
+    def sample_batch(self, logits, rows, vocab, params):
+        """One token per row; logits is an array('f') of rows * vocab values, params a list of Params."""
+        return [self.sample_row(logits[r * vocab:(r + 1) * vocab], params[r]) for r in range(rows)]
+
     def processed(self, row, params):
         """[(token, probability), ...] ascending by token, or None for a row that cannot be sampled."""
         raise SamplerError(ERR_UNSUPPORTED, "processed distribution not implemented")
 
-    def validate(self, params):
-        pass
+    def count(self, row, params, draws):
+        """(histogram list of len(row), invalid draws) for draws with offsets params.offset + i. The default draws
+        from processed() by inverse CDF with the Philox uniform."""
+        histogram, invalid = [0] * len(row), 0
+        dist = self.processed(row, params)
+        if dist is None:
+            return histogram, draws
+        tokens = [t for t, _ in dist]
+        cdf, running = [], 0.0
+        for _, prob in dist:
+            running += prob
+            cdf.append(running)
+        last = len(cdf) - 1
+        for i in range(draws):
+            j = bisect_right(cdf, uniform_for_draw(params.seed, params.offset + i))
+            histogram[tokens[min(j, last)]] += 1
+        return histogram, invalid
 
 
 class VllmSampler(Sampler):
@@ -195,7 +222,7 @@ def _handle(sampler, msg_type, payload):
         logits = _floats(payload[16 + rows * PARAMS.size:])
         for p in params:  # every row validated before anything is drawn
             sampler.validate(p)
-        tokens = [sampler.sample_row(logits[r * vocab:(r + 1) * vocab], params[r]) for r in range(rows)]
+        tokens = [int(t) for t in sampler.sample_batch(logits, rows, vocab, params)]
         return _frame(TOKENS, struct.pack("<Q%di" % rows, rows, *tokens))
     if msg_type == PROCESSED:
         (vocab,) = struct.unpack_from("<Q", payload, 0)
@@ -206,29 +233,15 @@ def _handle(sampler, msg_type, payload):
             raise SamplerError(ERR_INVALID_ROW, "the row has a NaN or every logit is -inf")
         probs = [0.0] * vocab
         for token, prob in dist:
-            probs[token] = prob
+            probs[int(token)] = float(prob)
         return _frame(DISTRIBUTION, struct.pack("<Q%dd" % vocab, vocab, *probs))
     if msg_type == COUNT:
         (vocab,) = struct.unpack_from("<Q", payload, 0)
         (p,) = _params(payload, 8, 1)
         (draws,) = struct.unpack_from("<Q", payload, 8 + PARAMS.size)
         sampler.validate(p)
-        row = _floats(payload[16 + PARAMS.size:])
-        histogram, invalid = [0] * vocab, 0
-        dist = sampler.processed(row, p)
-        if dist is None:
-            invalid = draws
-        else:
-            tokens = [t for t, _ in dist]
-            cdf, running = [], 0.0
-            for _, prob in dist:
-                running += prob
-                cdf.append(running)
-            from bisect import bisect_right
-            last = len(cdf) - 1
-            for i in range(draws):
-                j = bisect_right(cdf, uniform_for_draw(p.seed, p.offset + i))
-                histogram[tokens[min(j, last)]] += 1
+        histogram, invalid = sampler.count(_floats(payload[16 + PARAMS.size:]), p, draws)
+        histogram = [int(c) for c in histogram]
         return _frame(HISTOGRAM, struct.pack("<QQ%dQ" % vocab, vocab, invalid, *histogram))
     raise SamplerError(ERR_UNSUPPORTED, "message type %d is not supported by this client" % msg_type)
 
