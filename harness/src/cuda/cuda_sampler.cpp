@@ -1,0 +1,264 @@
+// The `cuda` sampler: samplecheck::kernels behind the Sampler interface (see cuda_sampler.h).
+#include "samplecheck/harness/cuda_sampler.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "samplecheck/kernels/sampling.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::harness {
+namespace {
+
+Error CudaFailure(cudaError_t err, const char* what) {
+  return {ErrorCode::kCuda, std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")"};
+}
+
+Status FromKernels(const kernels::Status& st) {
+  if (st.ok()) return Status::Ok();
+  return Error{st.code == kernels::ErrorCode::kInvalidArgument ? ErrorCode::kInvalidArgument : ErrorCode::kCuda,
+               st.message};
+}
+
+#define SC_CUDA(call)                                        \
+  do {                                                       \
+    const cudaError_t sc_err = (call);                       \
+    if (sc_err != cudaSuccess) return CudaFailure(sc_err, #call); \
+  } while (0)
+
+// A device buffer that only grows.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  Status Reserve(size_t bytes) {
+    if (bytes <= size_) return Status::Ok();
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+    SC_CUDA(cudaMalloc(&ptr_, bytes));
+    size_ = bytes;
+    return Status::Ok();
+  }
+  template <class T>
+  T* As() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+class CudaSampler final : public Sampler {
+ public:
+  CudaSampler(kernels::Profile kernel_profile, const Profile& profile)
+      : kernel_profile_(kernel_profile), profile_(profile) {}
+  ~CudaSampler() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  Status Init() {
+    SC_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    return Status::Ok();
+  }
+
+  std::string Name() const override { return "cuda:" + std::string(profile_.name); }
+
+  Capabilities GetCapabilities() const override {
+    Capabilities caps;
+    caps.processed_distribution = true;
+    caps.count_draws = true;
+    caps.deterministic = true;
+    caps.profile = std::string(profile_.name);
+    return caps;
+  }
+
+  Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
+    if (batch.rows < 0 || batch.vocab < 0 || batch.row_stride < batch.vocab || params.size() != size_t(batch.rows) ||
+        tokens.size() != size_t(batch.rows)) {
+      return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
+                             std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride) +
+                             ", params = " + std::to_string(params.size()) + ", tokens = " +
+                             std::to_string(tokens.size()) + " (rows >= 0, row_stride >= vocab, one params and "
+                             "one token per row)");
+    }
+    for (size_t r = 0; r < params.size(); ++r) {
+      if (auto bad = ValidateParams(params[r], profile_)) {
+        return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
+      }
+    }
+    if (batch.rows == 0) return Status::Ok();
+    if (batch.vocab == 0) {  // like the exact sampler: an empty row cannot be sampled
+      for (int32_t& t : tokens) t = kInvalidToken;
+      return Status::Ok();
+    }
+    const int64_t rows = batch.rows;
+    const size_t elements = static_cast<size_t>((rows - 1) * batch.row_stride + batch.vocab);
+    if (Status st = logits_.Reserve(elements * sizeof(float)); !st.ok()) return st;
+    if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), batch.logits, elements * sizeof(float), cudaMemcpyHostToDevice,
+                            stream_));
+    std::vector<double> temperature(rows), top_p(rows), min_p(rows);
+    std::vector<int64_t> top_k(rows);
+    std::vector<uint64_t> seed(rows), offset(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      temperature[r] = params[r].temperature;
+      top_k[r] = params[r].top_k;
+      top_p[r] = params[r].top_p;
+      min_p[r] = params[r].min_p;
+      seed[r] = params[r].seed;
+      offset[r] = params[r].offset;
+    }
+    kernels::SamplingParams kp;
+    kp.temperature.values = temperature.data();
+    kp.top_k.values = top_k.data();
+    kp.top_p.values = top_p.data();
+    kp.min_p.values = min_p.data();
+    kp.seed.values = seed.data();
+    kp.offset.values = offset.data();
+    kernels::LogitsBatch lb;
+    lb.dtype = kernels::DType::kFloat32;
+    lb.data = logits_.As<float>();
+    lb.vocab = batch.vocab;
+    lb.row_stride = batch.row_stride;
+    lb.batch = rows;
+    if (Status st = FromKernels(kernels::SampleFromLogits(lb, kp, kernel_profile_, tokens_.As<int32_t>(), nullptr,
+                                                          stream_));
+        !st.ok()) {
+      return st;
+    }
+    SC_CUDA(cudaMemcpyAsync(tokens.data(), tokens_.As<int32_t>(), rows * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                            stream_));
+    SC_CUDA(cudaStreamSynchronize(stream_));
+    return Status::Ok();
+  }
+
+  Result<std::vector<double>> ProcessedDistribution(std::span<const float> row,
+                                                    const SamplingParams& params) override {
+    if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
+    const int64_t vocab = static_cast<int64_t>(row.size());
+    if (vocab == 0) return Error{ErrorCode::kInvalidRow, "empty row (vocab = 0)"};
+    if (Status st = UploadRow(row); !st.ok()) return st.error();
+    if (Status st = probs_.Reserve(row.size() * sizeof(float) + sizeof(int32_t)); !st.ok()) return st.error();
+    kernels::LogitsBatch lb;
+    lb.data = logits_.As<float>();
+    lb.vocab = vocab;
+    lb.batch = 1;
+    kernels::ProcessedOutputs out;
+    out.probs = probs_.As<float>();
+    int32_t* status_dev = reinterpret_cast<int32_t*>(probs_.As<float>() + row.size());
+    out.row_status = status_dev;
+    if (Status st = FromKernels(kernels::ComputeProcessedDistribution(lb, ToKernels(params), kernel_profile_, out,
+                                                                      stream_));
+        !st.ok()) {
+      return st.error();
+    }
+    std::vector<float> probs(row.size());
+    int32_t row_status = 0;
+    if (cudaError_t e = cudaMemcpyAsync(probs.data(), out.probs, row.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                        stream_);
+        e != cudaSuccess) {
+      return CudaFailure(e, "cudaMemcpyAsync(probs)");
+    }
+    if (cudaError_t e = cudaMemcpyAsync(&row_status, status_dev, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
+        e != cudaSuccess) {
+      return CudaFailure(e, "cudaMemcpyAsync(row_status)");
+    }
+    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) return CudaFailure(e, "ProcessedDistribution");
+    if (row_status == kernels::kRowInvalid) {
+      return Error{ErrorCode::kInvalidRow, "the row has a NaN logit or every logit is -inf"};
+    }
+    return std::vector<double>(probs.begin(), probs.end());
+  }
+
+  Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
+                    std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
+    if (histogram.size() != row.size()) {
+      return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
+                             std::to_string(row.size()) + " tokens");
+    }
+    if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
+    if (row.empty()) {
+      if (invalid_draws) *invalid_draws += draws;
+      return Status::Ok();
+    }
+    if (Status st = UploadRow(row); !st.ok()) return st;
+    if (Status st = histogram_.Reserve(row.size() * sizeof(uint64_t) + sizeof(int32_t)); !st.ok()) return st;
+    uint64_t* hist_dev = histogram_.As<uint64_t>();
+    int32_t* status_dev = reinterpret_cast<int32_t*>(hist_dev + row.size());
+    SC_CUDA(cudaMemsetAsync(hist_dev, 0, row.size() * sizeof(uint64_t), stream_));
+    kernels::DeviceRow dr{kernels::DType::kFloat32, logits_.As<float>(), static_cast<int64_t>(row.size())};
+    const kernels::SamplingParams kp = ToKernels(params);
+    if (Status st = FromKernels(
+            kernels::CountDraws(dr, kernels::RowParamsAt(kp, 0), kernel_profile_, draws, hist_dev, status_dev, stream_));
+        !st.ok()) {
+      return st;
+    }
+    std::vector<uint64_t> counts(row.size());
+    int32_t row_status = 0;
+    SC_CUDA(cudaMemcpyAsync(counts.data(), hist_dev, row.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    SC_CUDA(cudaMemcpyAsync(&row_status, status_dev, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+    SC_CUDA(cudaStreamSynchronize(stream_));
+    if (row_status == kernels::kRowInvalid) {
+      if (invalid_draws) *invalid_draws += draws;
+      return Status::Ok();
+    }
+    for (size_t i = 0; i < counts.size(); ++i) histogram[i] += counts[i];
+    return Status::Ok();
+  }
+
+ private:
+  static kernels::SamplingParams ToKernels(const SamplingParams& p) {
+    kernels::SamplingParams kp;
+    kp.temperature.scalar = p.temperature;
+    kp.top_k.scalar = p.top_k;
+    kp.top_p.scalar = p.top_p;
+    kp.min_p.scalar = p.min_p;
+    kp.seed.scalar = p.seed;
+    kp.offset.scalar = p.offset;
+    return kp;
+  }
+
+  Status UploadRow(std::span<const float> row) {
+    if (Status st = logits_.Reserve(row.size() * sizeof(float)); !st.ok()) return st;
+    SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), row.data(), row.size() * sizeof(float), cudaMemcpyHostToDevice,
+                            stream_));
+    return Status::Ok();
+  }
+
+  kernels::Profile kernel_profile_;
+  const Profile& profile_;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer logits_, tokens_, probs_, histogram_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile) {
+  kernels::Profile kernel_profile;
+  if (!kernels::ParseProfile(profile, &kernel_profile)) {
+    return InvalidArgument("the cuda sampler implements the profiles vllm and hf, not '" + std::string(profile) + "'");
+  }
+  const Profile* reference_profile = FindProfile(profile);
+  if (reference_profile == nullptr) {
+    return InvalidArgument("profile '" + std::string(profile) + "' is not defined by reference/");
+  }
+  int devices = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
+    return Error{ErrorCode::kCuda, std::string("the cuda sampler needs a CUDA device: ") +
+                                       (e != cudaSuccess ? cudaGetErrorString(e) : "none found")};
+  }
+  auto sampler = std::make_unique<CudaSampler>(kernel_profile, *reference_profile);
+  if (Status st = sampler->Init(); !st.ok()) return st.error();
+  return std::unique_ptr<Sampler>(std::move(sampler));
+}
+
+}  // namespace samplecheck::harness

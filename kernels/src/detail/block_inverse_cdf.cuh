@@ -1,0 +1,152 @@
+// The kept mass of a row and the inverse-CDF draw over the kept tokens in ascending token-id order.
+//
+// Accumulate: one pass; warp w sums the 2^-42 fixed-point masses of the kept tokens of chunks w, w + warps, ...
+// (kChunk consecutive tokens each, coalesced), then one block-wide exclusive scan over the chunk sums.
+// Invariant after Accumulate (every thread): chunk_start[c] = fixed mass of kept tokens with id < c * kChunk, and
+// the returned total = the kept mass S. Integer sums: the same S and the same prefixes in any launch
+// configuration, batch size or run.
+// Draw(target): the first kept token whose inclusive cumulative mass exceeds target (0 <= target < S): the chunk
+// is found from chunk_start, then one warp walks that chunk with warp-wide inclusive scans.
+// WriteCdf: cdf[i] = inclusive cumulative kept mass of token i (the CountDraws table; same sums as Draw).
+#pragma once
+
+#include <cub/block/block_scan.cuh>
+
+#include <cstdint>
+
+#include "row_values.cuh"
+
+namespace samplecheck::kernels::detail {
+
+inline constexpr int kCdfChunk = 256;
+inline constexpr int kCdfMaxChunks = 4096;  // kMaxVocab / kCdfChunk
+
+__device__ __forceinline__ uint64_t WarpInclusiveSum(uint64_t v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const uint64_t n = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += n;
+  }
+  return v;
+}
+
+template <int kThreads>
+class BlockInverseCdf {
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kChunksPerThread = (kCdfMaxChunks + kThreads - 1) / kThreads;
+  using Scan = cub::BlockScan<uint64_t, kThreads>;
+
+ public:
+  struct TempStorage {
+    uint64_t chunk_start[kCdfMaxChunks];
+    typename Scan::TempStorage scan;
+    uint64_t total;
+    int32_t chunk;
+    int32_t token;
+  };
+
+  __device__ explicit BlockInverseCdf(TempStorage& storage) : storage_(storage) {}
+
+  template <class T>
+  __device__ uint64_t Accumulate(const T* row, int64_t vocab, const Softmax& softmax, uint32_t threshold_key) {
+    const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x & 31;
+    for (int c = warp; c < chunks; c += kWarps) {
+      uint64_t sum = 0;
+#pragma unroll 4
+      for (int s = 0; s < kCdfChunk; s += 32) {
+        const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s + lane;
+        if (i < vocab) {
+          const float x = LoadLogit(row, i);
+          if (IsKept(x, threshold_key)) sum += FixedMass(softmax.Numerator(x));
+        }
+      }
+#pragma unroll
+      for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);
+      if (lane == 0) storage_.chunk_start[c] = sum;
+    }
+    __syncthreads();
+    uint64_t mass[kChunksPerThread];
+    uint64_t start[kChunksPerThread];
+#pragma unroll
+    for (int q = 0; q < kChunksPerThread; ++q) {
+      const int c = threadIdx.x * kChunksPerThread + q;
+      mass[q] = c < chunks ? storage_.chunk_start[c] : 0;
+    }
+    uint64_t total = 0;
+    Scan(storage_.scan).ExclusiveSum(mass, start, total);
+    __syncthreads();  // every read of chunk_start above happens before it is overwritten
+#pragma unroll
+    for (int q = 0; q < kChunksPerThread; ++q) {
+      const int c = threadIdx.x * kChunksPerThread + q;
+      if (c < chunks) storage_.chunk_start[c] = start[q];
+    }
+    if (threadIdx.x == 0) storage_.total = total;
+    __syncthreads();
+    return total;
+  }
+
+  // Precondition: Accumulate ran with the same arguments, and target < its total. Every thread gets the token.
+  template <class T>
+  __device__ int32_t Draw(const T* row, int64_t vocab, const Softmax& softmax, uint32_t threshold_key,
+                          uint64_t target) {
+    const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
+    for (int c = threadIdx.x; c < chunks; c += kThreads) {
+      const uint64_t begin = storage_.chunk_start[c];
+      const uint64_t end = c + 1 < chunks ? storage_.chunk_start[c + 1] : storage_.total;
+      if (begin <= target && target < end) storage_.chunk = c;  // unique: the chunk has mass, the ranges tile [0, S)
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      const int lane = threadIdx.x;
+      const int c = storage_.chunk;
+      uint64_t running = storage_.chunk_start[c];
+      int32_t token = -1;
+      for (int s = 0; s < kCdfChunk && token < 0; s += 32) {
+        const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s + lane;
+        uint64_t mass = 0;
+        if (i < vocab) {
+          const float x = LoadLogit(row, i);
+          if (IsKept(x, threshold_key)) mass = FixedMass(softmax.Numerator(x));
+        }
+        const uint64_t inclusive = WarpInclusiveSum(mass);
+        const unsigned crossed = __ballot_sync(0xffffffffu, running + inclusive > target);
+        if (crossed) token = static_cast<int32_t>(static_cast<int64_t>(c) * kCdfChunk + s + __ffs(crossed) - 1);
+        running += __shfl_sync(0xffffffffu, inclusive, 31);
+      }
+      if (lane == 0) storage_.token = token;
+    }
+    __syncthreads();
+    return storage_.token;
+  }
+
+  // cdf[i] = inclusive cumulative kept mass of token i, i < vocab. Precondition: Accumulate ran.
+  template <class T>
+  __device__ void WriteCdf(const T* row, int64_t vocab, const Softmax& softmax, uint32_t threshold_key,
+                           uint64_t* cdf) {
+    const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x & 31;
+    for (int c = warp; c < chunks; c += kWarps) {
+      uint64_t running = storage_.chunk_start[c];
+      for (int s = 0; s < kCdfChunk; s += 32) {
+        const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s + lane;
+        uint64_t mass = 0;
+        if (i < vocab) {
+          const float x = LoadLogit(row, i);
+          if (IsKept(x, threshold_key)) mass = FixedMass(softmax.Numerator(x));
+        }
+        const uint64_t inclusive = WarpInclusiveSum(mass);
+        if (i < vocab) cdf[i] = running + inclusive;
+        running += __shfl_sync(0xffffffffu, inclusive, 31);
+      }
+    }
+  }
+
+ private:
+  TempStorage& storage_;
+};
+
+}  // namespace samplecheck::kernels::detail

@@ -1,0 +1,175 @@
+// The processed distribution of one row, planned by one thread block: which tokens are kept and their total mass.
+// Semantics: the profiles `vllm` and `hf` of reference/ (profile.h; docs/semantics.md), realized as value
+// thresholds (every filter of both profiles keeps a top set by value, ties included):
+//
+//   pass 0  BlockRowStats         max, greedy token (lowest id among maxima), NaN, #live. Invalid row -> stop.
+//   greedy                        vllm: T < 1e-5; hf: T == 0 or top_p == 0 -> the greedy token, stop.
+//   pass 1  min-p key (min_p > 0) the smallest key with (x - max) / T >= ln(min_p) (double precision: p_i >=
+//                                 min_p * p_max, relative to the full softmax; the ratio is the same after any
+//                                 renormalization, so hf's min-p after top-p is the same threshold). The same pass
+//                                 gives the weight floor (tokens whose weight reference/ rounds to 0 are never
+//                                 kept) when the row's range makes it matter; a +inf max keeps only +inf tokens.
+//   pass 2-4 top-k key (0 < k < #live)  BlockKthLargestKey: the k-th largest logit; ties kept. For vllm it runs
+//                                 after min-p: the k-th largest of the min-p survivors is max(min-p key, k-th key).
+//   pass 5-7 top-p key (top_p < 1) BlockTopPThreshold over the candidates (vllm: min-p and top-k survivors;
+//                                 hf: top-k survivors), renormalized over them.
+//   threshold = max of the keys: vllm min-p -> top-k -> top-p; hf top-k -> top-p -> min-p.
+//   pass 8  BlockInverseCdf::Accumulate: the kept mass S (2^-42 fixed point) and per-chunk prefixes.
+//
+// Invariant on return (every thread): plan.status is kRowInvalid, kRowGreedy (greedy_token set) or kRowSampled,
+// and for kRowSampled the kept set is {x : IsKept(x, plan.threshold_key)} with fixed mass plan.kept_mass >= 2^42.
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cstdint>
+
+#include "block_inverse_cdf.cuh"
+#include "block_radix_select.cuh"
+#include "block_row_stats.cuh"
+#include "block_top_p_threshold.cuh"
+#include "row_values.cuh"
+
+namespace samplecheck::kernels::detail {
+
+enum : int32_t { kProfileVllm = 0, kProfileHf = 1 };
+enum : int32_t { kStatusSampled = 0, kStatusGreedy = 1, kStatusInvalid = 2, kStatusBadIndex = 3 };
+
+inline constexpr double kVllmGreedyTemperatureBelow = 1e-5;  // vLLM _SAMPLING_EPS
+
+struct DeviceRowParams {
+  double temperature;
+  double top_p;
+  double min_p;
+  int64_t top_k;
+  uint64_t seed;
+  uint64_t offset;
+};
+
+// Scalars, or one DeviceRowParams per batch row (device memory).
+struct DeviceParams {
+  DeviceRowParams scalar;
+  const DeviceRowParams* per_row;
+
+  __device__ DeviceRowParams At(int64_t b) const { return per_row ? per_row[b] : scalar; }
+};
+
+struct MinKeys {
+  __device__ uint2 operator()(uint2 a, uint2 b) const { return make_uint2(min(a.x, b.x), min(a.y, b.y)); }
+};
+
+// The weight floor of reference/: exp(z) is 0 in long double below about this z (2^-16445 = e^-11398.8).
+inline constexpr double kMinScaledLogit = -11398.8;
+
+struct RowPlan {
+  int32_t status;
+  int32_t greedy_token;
+  Softmax softmax;
+  uint32_t threshold_key;
+  uint64_t kept_mass;
+};
+
+__device__ __forceinline__ bool IsGreedy(int32_t profile, const DeviceRowParams& p) {
+  if (profile == kProfileVllm) return p.temperature < kVllmGreedyTemperatureBelow;
+  return p.temperature == 0.0 || p.top_p == 0.0;
+}
+
+template <int kThreads>
+class BlockRowPlanner {
+  using MinReduce = cub::BlockReduce<uint2, kThreads>;
+
+ public:
+  // Phases never overlap, so their shared memory is one union (CUB's layering: caller-owned TempStorage).
+  union TempStorage {
+    typename BlockRowStats<kThreads>::TempStorage stats;
+    struct {
+      typename MinReduce::TempStorage reduce;
+      uint2 keys;
+    } min_p;
+    typename BlockKthLargestKey<kThreads>::TempStorage top_k;
+    typename BlockTopPThreshold<kThreads>::TempStorage top_p;
+    typename BlockInverseCdf<kThreads>::TempStorage cdf;
+  };
+
+  __device__ explicit BlockRowPlanner(TempStorage& storage) : storage_(storage) {}
+
+  template <class T>
+  __device__ RowPlan Plan(const T* row, int64_t vocab, const DeviceRowParams& params, int32_t profile) {
+    RowPlan plan{};
+    const RowStats stats = BlockRowStats<kThreads>(storage_.stats).Compute(row, vocab);
+    plan.greedy_token = stats.argmax;
+    if (stats.Invalid()) {
+      plan.status = kStatusInvalid;
+      return plan;
+    }
+    if (IsGreedy(profile, params)) {
+      plan.status = kStatusGreedy;
+      return plan;
+    }
+    __syncthreads();  // the stats storage is reused below
+    plan.status = kStatusSampled;
+    plan.softmax = Softmax{stats.max_logit, 1.0 / params.temperature, stats.max_logit == kPosInf};
+
+    // Weight floor: reference/ keeps only tokens of positive weight (long double exp underflows below z ~ -11398.8;
+    // a +inf max leaves weight only on the +inf tokens). floor_key is the smallest key of positive weight.
+    uint32_t floor_key = 0;
+    uint32_t min_p_key = 0;
+    const bool underflow = !plan.softmax.infinite_max && plan.softmax.Scaled(stats.min_live) < kMinScaledLogit;
+    if (plan.softmax.infinite_max) {
+      floor_key = OrderedKey(kPosInf);
+      if (params.min_p > 0.0) min_p_key = floor_key;  // only the +inf tokens have p > 0
+    } else if (params.min_p > 0.0 || underflow) {
+      const uint2 keys = ScaledLogitKeys(row, vocab, plan.softmax, params.min_p > 0.0 ? log(params.min_p) : 0.0);
+      if (params.min_p > 0.0) min_p_key = keys.x;
+      if (underflow) floor_key = keys.y;
+    }
+    min_p_key = max(min_p_key, floor_key);
+
+    uint32_t top_k_key = 0;
+    if (params.top_k > 0 && params.top_k < stats.live) {
+      top_k_key = BlockKthLargestKey<kThreads>(storage_.top_k).Select(row, vocab, params.top_k);
+      __syncthreads();
+    }
+
+    const uint32_t top_p_candidates =
+        profile == kProfileVllm ? max(min_p_key, top_k_key) : max(floor_key, top_k_key);
+    uint32_t top_p_key = 0;
+    if (params.top_p < 1.0) {
+      top_p_key = BlockTopPThreshold<kThreads>(storage_.top_p)
+                      .Threshold(row, vocab, plan.softmax, top_p_candidates, params.top_p);
+      __syncthreads();
+    }
+    plan.threshold_key = max(max(min_p_key, top_k_key), max(top_p_key, floor_key));
+    plan.kept_mass = BlockInverseCdf<kThreads>(storage_.cdf).Accumulate(row, vocab, plan.softmax, plan.threshold_key);
+    return plan;
+  }
+
+  // After Plan returned kStatusSampled: the inverse-CDF collective over the same storage.
+  __device__ BlockInverseCdf<kThreads> Cdf() { return BlockInverseCdf<kThreads>(storage_.cdf); }
+
+ private:
+  // (x: the smallest key among live tokens with z >= log_min_p, y: the smallest with z >= kMinScaledLogit),
+  // z = (x - max) / T in double; the max itself (z = 0) always qualifies.
+  template <class T>
+  __device__ uint2 ScaledLogitKeys(const T* row, int64_t vocab, const Softmax& softmax, double log_min_p) {
+    uint2 local = make_uint2(0xffffffffu, 0xffffffffu);
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
+      const float x = LoadLogit(row, i);
+      if (!(x > kNegInf)) continue;
+      const double z = softmax.Scaled(x);
+      const uint32_t key = OrderedKey(x);
+      if (z >= log_min_p) local.x = min(local.x, key);
+      if (z >= kMinScaledLogit) local.y = min(local.y, key);
+    }
+    const uint2 keys = MinReduce(storage_.min_p.reduce).Reduce(local, MinKeys{});
+    if (threadIdx.x == 0) storage_.min_p.keys = keys;
+    __syncthreads();
+    const uint2 result = storage_.min_p.keys;
+    __syncthreads();
+    return result;
+  }
+
+  TempStorage& storage_;
+};
+
+}  // namespace samplecheck::kernels::detail

@@ -1,0 +1,72 @@
+// What every pass computes from one logit: its value as fp32, its order-preserving key, its softmax numerator
+// (relative to the row max, after temperature) and that numerator in 2^-42 fixed point.
+//
+// Invariants
+// - key(a) < key(b) iff a < b for non-NaN floats; -0 and +0 share one key (the value is canonicalized), so every
+//   value-threshold filter keeps ties, whatever the sign of a zero.
+// - Numerator(x) = exp((x - max) / T) computed from a double-precision z, so it is within a few fp32 ulps of the
+//   exact value; it is exactly 1 at the max. A row whose max is +inf puts numerator 1 on its +inf tokens and 0
+//   elsewhere (they share the mass equally, as reference/ defines).
+// - FixedMass(e) = round(e * 2^42): integer, so every sum of masses is exact and independent of summation order
+//   (determinism and batch invariance of the draw). A row of at most 2^20 tokens sums to at most 2^62.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace samplecheck::kernels::detail {
+
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
+
+// The logit at i as fp32 (exact for every dtype), -0 folded into +0.
+template <class T>
+__device__ __forceinline__ float LoadLogit(const T* row, int64_t i) {
+  const float x = ToFloat(row[i]);
+  return x == 0.0f ? 0.0f : x;
+}
+
+__device__ __forceinline__ uint32_t OrderedKey(float x) {
+  const uint32_t bits = __float_as_uint(x);
+  return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+__device__ __forceinline__ float KeyToFloat(uint32_t key) {
+  const uint32_t bits = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
+  return __uint_as_float(bits);
+}
+
+inline constexpr float kNegInf = -__builtin_huge_valf();
+inline constexpr float kPosInf = __builtin_huge_valf();
+inline constexpr double kFixedScale = 4398046511104.0;  // 2^42
+
+// The softmax numerator of a row after temperature: exp((x - max) / T).
+struct Softmax {
+  float max_logit;
+  double inv_temperature;
+  bool infinite_max;  // the row max is +inf
+
+  // z = (x - max) / T in double (-inf for -inf logits; 0 / -inf for +inf-max rows).
+  __device__ __forceinline__ double Scaled(float x) const {
+    if (infinite_max) return x == kPosInf ? 0.0 : -__builtin_huge_val();
+    return (static_cast<double>(x) - static_cast<double>(max_logit)) * inv_temperature;
+  }
+  __device__ __forceinline__ float Numerator(float x) const {
+    return expf(static_cast<float>(Scaled(x)));
+  }
+};
+
+__device__ __forceinline__ uint64_t FixedMass(float e) {
+  return __double2ull_rn(static_cast<double>(e) * kFixedScale);
+}
+
+// The kept set of a row is always {x : key(x) >= threshold_key and x > -inf}: every filter of both profiles keeps
+// a top set by value with its ties.
+__device__ __forceinline__ bool IsKept(float x, uint32_t threshold_key) {
+  return x > kNegInf && OrderedKey(x) >= threshold_key;
+}
+
+}  // namespace samplecheck::kernels::detail

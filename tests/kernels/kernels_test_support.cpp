@@ -1,0 +1,122 @@
+#include "kernels_test_support.h"
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "samplecheck/reference/logits.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::kernels::testing {
+
+bool HaveDevice() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+bool UnderSanitizer() {
+  const char* v = std::getenv("SAMPLECHECK_UNDER_SANITIZER");
+  return v != nullptr && std::string(v) == "1";
+}
+
+std::vector<float> RandomLogits(int64_t n, double sigma, uint64_t seed, double tie_step) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, sigma);
+  std::vector<float> row(static_cast<size_t>(n));
+  for (auto& x : row) {
+    double v = normal(rng);
+    if (tie_step > 0) v = std::round(v / tie_step) * tie_step;
+    x = static_cast<float>(v);
+  }
+  return row;
+}
+
+std::vector<NamedParams> ParamGrid() {
+  auto make = [](double t, int64_t k, double p, double m) {
+    samplecheck::SamplingParams sp;
+    sp.temperature = t;
+    sp.top_k = k;
+    sp.top_p = p;
+    sp.min_p = m;
+    return sp;
+  };
+  return {
+      {"none", make(1.0, -1, 1.0, 0.0)},
+      {"top_k_50", make(1.0, 50, 1.0, 0.0)},
+      {"top_p_0.9", make(1.0, -1, 0.9, 0.0)},
+      {"min_p_0.05", make(1.0, -1, 1.0, 0.05)},
+      {"top_k_50_top_p_0.9", make(1.0, 50, 0.9, 0.0)},
+      {"all_T0.7_k200_p0.8_minp0.02", make(0.7, 200, 0.8, 0.02)},
+      {"T1.5_top_p_0.5_min_p_0.1", make(1.5, 0, 0.5, 0.1)},
+  };
+}
+
+samplecheck::SamplingParams WithRng(samplecheck::SamplingParams p, uint64_t seed, uint64_t offset) {
+  p.seed = seed;
+  p.offset = offset;
+  return p;
+}
+
+kernels::SamplingParams ToKernelParams(const samplecheck::SamplingParams& p) {
+  kernels::SamplingParams kp;
+  kp.temperature.scalar = p.temperature;
+  kp.top_k.scalar = p.top_k;
+  kp.top_p.scalar = p.top_p;
+  kp.min_p.scalar = p.min_p;
+  kp.seed.scalar = p.seed;
+  kp.offset.scalar = p.offset;
+  return kp;
+}
+
+std::string Describe(const samplecheck::SamplingParams& p) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "{T=" << p.temperature << ", top_k=" << p.top_k << ", top_p=" << p.top_p << ", min_p=" << p.min_p
+     << ", seed=" << p.seed << ", offset=" << p.offset << "}";
+  return os.str();
+}
+
+samplecheck::ProcessedDistribution Reference(const std::vector<float>& row, const samplecheck::SamplingParams& p,
+                                             const std::string& profile, samplecheck::AmbiguousPolicy policy) {
+  const samplecheck::Profile* prof = samplecheck::FindProfile(profile);
+  EXPECT_NE(prof, nullptr) << profile;
+  samplecheck::ReferenceOptions options;
+  options.ambiguous = policy;
+  auto dist = samplecheck::ComputeDistribution(samplecheck::LogitsView::Fp32(row), p, *prof, options);
+  EXPECT_TRUE(dist.ok()) << (dist.ok() ? "" : dist.error().ToString());
+  return dist.ok() ? *dist : samplecheck::ProcessedDistribution{};
+}
+
+SampleResult SampleRows(const std::vector<float>& logits, int64_t rows, int64_t vocab,
+                        const std::vector<samplecheck::SamplingParams>& params, Profile profile) {
+  DeviceArray<float> d_logits(logits);
+  DeviceArray<int32_t> d_tokens(rows), d_status(rows);
+  std::vector<double> t(rows), p(rows), m(rows);
+  std::vector<int64_t> k(rows);
+  std::vector<uint64_t> seed(rows), offset(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    t[r] = params[r].temperature;
+    k[r] = params[r].top_k;
+    p[r] = params[r].top_p;
+    m[r] = params[r].min_p;
+    seed[r] = params[r].seed;
+    offset[r] = params[r].offset;
+  }
+  kernels::SamplingParams kp;
+  kp.temperature.values = t.data();
+  kp.top_k.values = k.data();
+  kp.top_p.values = p.data();
+  kp.min_p.values = m.data();
+  kp.seed.values = seed.data();
+  kp.offset.values = offset.data();
+  LogitsBatch lb;
+  lb.data = d_logits.get();
+  lb.vocab = vocab;
+  lb.batch = rows;
+  const Status st = SampleFromLogits(lb, kp, profile, d_tokens.get(), d_status.get(), nullptr);
+  EXPECT_TRUE(st.ok()) << st.message;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {d_tokens.Download(), d_status.Download()};
+}
+
+}  // namespace samplecheck::kernels::testing
