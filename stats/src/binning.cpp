@@ -21,7 +21,6 @@ std::uint64_t SplitMix64(std::uint64_t x) {
 std::string ValidateInput(std::span<const double> p0, double planned_draws, const BinningOptions& options,
                           Mass& total) {
   std::ostringstream out;
-  out.precision(17);
   if (p0.empty()) return "p0 is empty: the vocabulary needs at least one token";
   if (p0.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     out << "p0.size() = " << p0.size() << " is outside the allowed range [1, 2^31 - 1]";

@@ -8,7 +8,6 @@ namespace {
 
 std::string Describe(const char* name, double value, const char* range) {
   std::ostringstream out;
-  out.precision(17);
   out << name << " = " << value << " is outside the allowed range " << range;
   return out.str();
 }

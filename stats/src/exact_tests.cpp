@@ -18,7 +18,6 @@ constexpr double kRelativeTolerance = 1e-7;
 std::string Collect(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
                     std::vector<double>& p, std::vector<std::uint64_t>& o, std::uint64_t& violations) {
   std::ostringstream msg;
-  msg.precision(17);
   if (observed.size() != probabilities.size()) {
     msg << "observed.size() = " << observed.size() << " differs from probabilities.size() = "
         << probabilities.size();

@@ -16,7 +16,6 @@ std::string Prepare(std::span<const std::uint64_t> observed, std::span<const dou
                     std::vector<long double>& p, std::uint64_t& n, std::uint64_t& violations,
                     std::size_t& positive_cells) {
   std::ostringstream msg;
-  msg.precision(17);
   if (observed.size() != probabilities.size()) {
     msg << "observed.size() = " << observed.size() << " differs from probabilities.size() = "
         << probabilities.size();

@@ -13,7 +13,6 @@ std::string CheckPValues(std::span<const double> p_values) {
   for (std::size_t i = 0; i < p_values.size(); ++i) {
     if (!(p_values[i] >= 0.0 && p_values[i] <= 1.0)) {
       std::ostringstream msg;
-      msg.precision(17);
       msg << "p_values[" << i << "] = " << p_values[i] << " is outside the allowed range [0, 1]";
       return msg.str();
     }
@@ -167,7 +166,6 @@ Checked<double> KolmogorovSmirnovPValue(double d, std::uint64_t n) {
   if (n == 0) return Checked<double>::Fail("n = 0 is outside the allowed range [1, inf)");
   if (!(d >= 0.0 && d <= 1.0)) {
     std::ostringstream msg;
-    msg.precision(17);
     msg << "d = " << d << " is outside the allowed range [0, 1]";
     return Checked<double>::Fail(msg.str());
   }

@@ -17,7 +17,6 @@ std::string ValidatePlan(double divergence, double alpha, double power, std::uin
   if (auto e = CheckPositiveFinite("divergence", divergence); !e.empty()) return e;
   if (auto e = CheckProbabilityOpen("alpha", alpha); !e.empty()) return e;
   std::ostringstream msg;
-  msg.precision(17);
   if (!(std::isfinite(power) && power > alpha && power < 1.0)) {
     msg << "power = " << power << " is outside the allowed range (alpha = " << alpha << ", 1)";
     return msg.str();
@@ -32,7 +31,6 @@ std::string ValidatePlan(double divergence, double alpha, double power, std::uin
 std::string CheckTv(double tv) {
   if (std::isfinite(tv) && tv > 0.0 && tv <= 0.5) return {};
   std::ostringstream msg;
-  msg.precision(17);
   msg << "tv = " << tv << " is outside the allowed range (0, 0.5]";
   return msg.str();
 }
@@ -42,7 +40,6 @@ std::string Normalize(std::span<const double> p, const char* name, std::vector<l
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (!(std::isfinite(p[i]) && p[i] >= 0.0)) {
       std::ostringstream msg;
-      msg.precision(17);
       msg << name << "[" << i << "] = " << p[i] << " is outside the allowed range [0, inf)";
       return msg.str();
     }

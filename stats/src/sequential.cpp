@@ -16,7 +16,6 @@ Checked<EProcess> EProcess::Create(std::span<const double> p0, double alpha, Est
   for (std::size_t i = 0; i < p0.size(); ++i) {
     if (!(std::isfinite(p0[i]) && p0[i] > 0.0)) {
       std::ostringstream msg;
-      msg.precision(17);
       msg << "p0[" << i << "] = " << p0[i]
           << " is outside the allowed range (0, inf): forbidden cells belong to the support check, not here";
       return Checked<EProcess>::Fail(msg.str());

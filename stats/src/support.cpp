@@ -17,7 +17,6 @@ SupportCheck CheckSupport(std::span<const double> p0, std::span<const std::uint6
   for (std::size_t t = 0; t < p0.size(); ++t) {
     if (!(std::isfinite(p0[t]) && p0[t] >= 0.0)) {
       std::ostringstream msg;
-      msg.precision(17);
       msg << "p0[" << t << "] = " << p0[t] << " is outside the allowed range [0, inf)";
       out.error = msg.str();
       return out;
