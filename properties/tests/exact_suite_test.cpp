@@ -1,0 +1,67 @@
+// Every property against the exact sampler of every profile: the reference must satisfy its own properties.
+// A failure prints the shrunk counterexample and two replay lines (ctest and the samplecheck command).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "rc_defaults.h"
+#include "samplecheck/harness/sampler_registry.h"
+#include "samplecheck/properties/suite.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::properties {
+namespace {
+
+using Param = std::tuple<std::string, std::string>;  // profile, property
+
+harness::Sampler& ExactSampler(const std::string& profile) {
+  static std::map<std::string, std::unique_ptr<harness::Sampler>> samplers;
+  auto& slot = samplers[profile];
+  if (!slot) {
+    auto made = harness::MakeSampler("exact:" + profile, {});
+    if (!made.ok()) throw std::runtime_error(made.error().ToString());
+    slot = std::move(made).value();
+  }
+  return *slot;
+}
+
+class ExactPropertySuite : public ::testing::TestWithParam<Param> {};
+
+TEST_P(ExactPropertySuite, Holds) {
+  const auto& [profile_name, property] = GetParam();
+  const Profile* profile = FindProfile(profile_name);
+  ASSERT_NE(profile, nullptr);
+  const PropertyOptions options = testing::OptionsFromRcParams();
+  const PropertyResult result = RunProperty(ExactSampler(profile_name), *profile, property, options, "exact");
+  if (result.status == PropertyStatus::kSkipped) GTEST_SKIP() << result.message;
+  EXPECT_EQ(result.status, PropertyStatus::kPassed)
+      << "property " << property << " under profile " << profile_name << ": " << PropertyStatusName(result.status)
+      << " after " << result.cases << " cases\n"
+      << result.message << "\nreplay (ctest): RC_PARAMS=\"" << testing::RcParams() << " reproduce=" << result.reproduce
+      << "\" ctest -R '" << ::testing::UnitTest::GetInstance()->current_test_info()->name() << "'"
+      << "\nreplay (cli):   " << result.replay;
+}
+
+std::vector<Param> AllPairs() {
+  std::vector<Param> pairs;
+  for (const Profile* profile : AllProfiles()) {
+    for (const PropertyInfo& info : AllProperties()) pairs.emplace_back(std::string(profile->name), info.name);
+  }
+  return pairs;
+}
+
+std::string Name(const ::testing::TestParamInfo<Param>& info) {
+  std::string name = std::get<0>(info.param) + "__" + std::get<1>(info.param);
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Exact, ExactPropertySuite, ::testing::ValuesIn(AllPairs()), Name);
+
+}  // namespace
+}  // namespace samplecheck::properties

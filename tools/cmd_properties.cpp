@@ -1,0 +1,119 @@
+// samplecheck properties: the RapidCheck property suites of properties/ against any sampler
+// (`--sampler exact|cuda|mutant:<name>|plugin:<path.so>|process:<command>`). docs/properties.md lists them.
+//
+//   samplecheck properties --sampler plugin:./libmine.so --profile vllm
+//   samplecheck properties --sampler exact --profile hf --property nucleus-minimality --seed 7 --max-success 2000
+//   samplecheck properties --list
+//
+// Exit codes: 0 every property passed (or was skipped: a capability the sampler lacks), 1 a property failed (its
+// shrunk counterexample and replay line are printed), 2 usage error. Built only where properties/ is (builds with
+// tests, SAMPLECHECK_HAVE_PROPERTIES); elsewhere the command says so and exits 2.
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command_registry.h"
+#include "samplecheck/harness/sampler_registry.h"
+#ifdef SAMPLECHECK_HAVE_PROPERTIES
+#include "samplecheck/properties/suite.h"
+#endif
+
+namespace samplecheck::tools {
+namespace {
+
+struct PropertiesOptions {
+  std::string sampler;
+  std::string profile;
+  uint64_t seed = 20260401;
+  int max_success = 100;
+  int max_size = 100;
+  std::vector<std::string> only;
+  std::string reproduce;
+  double tolerance = 1e-5;
+  bool list = false;
+  bool quiet = false;
+};
+
+#ifdef SAMPLECHECK_HAVE_PROPERTIES
+int ListProperties() {
+  for (const properties::PropertyInfo& info : properties::AllProperties()) {
+    std::cout << std::left << std::setw(36) << info.name << " " << std::setw(22) << properties::NeedName(info.need)
+              << " " << info.checks << "\n";
+  }
+  return kExitOk;
+}
+
+int RunProperties(const PropertiesOptions& o) {
+  if (o.list) return ListProperties();
+  if (o.sampler.empty()) {
+    std::cerr << "samplecheck properties: --sampler is required (see `samplecheck list --samplers`)\n";
+    return kExitUsage;
+  }
+  harness::SamplerOptions sampler_options;
+  if (!o.profile.empty()) sampler_options.profile = o.profile;
+  auto sampler = harness::MakeSampler(o.sampler, sampler_options);
+  if (!sampler.ok()) {
+    std::cerr << "samplecheck properties: " << sampler.error().ToString() << "\n";
+    return kExitUsage;
+  }
+  properties::PropertyOptions options;
+  options.seed = o.seed;
+  options.max_success = o.max_success;
+  options.max_size = o.max_size;
+  options.only = o.only;
+  options.reproduce = o.reproduce;
+  options.tolerance = o.tolerance;
+  options.verbose = !o.quiet;
+  const std::string profile = !o.profile.empty() ? o.profile : (*sampler)->GetCapabilities().profile;
+  if (!o.quiet) {
+    std::cerr << "properties of " << (*sampler)->Name() << " under profile " << (profile.empty() ? "?" : profile)
+              << " (seed " << o.seed << ", max_success " << o.max_success << ")\n";
+  }
+  auto suite = properties::RunPropertySuite(**sampler, options, profile, o.sampler);
+  if (!suite.ok()) {
+    std::cerr << "samplecheck properties: " << suite.error().ToString() << "\n";
+    return kExitUsage;
+  }
+  for (const properties::PropertyResult& r : suite->results) {
+    if (r.status == properties::PropertyStatus::kPassed || r.status == properties::PropertyStatus::kSkipped) continue;
+    std::cout << "\n" << properties::PropertyStatusName(r.status) << ": " << r.name << " after " << r.cases
+              << " cases\n" << r.message << "\n";
+    if (!r.replay.empty()) std::cout << "replay: " << r.replay << "\n";
+  }
+  std::cout << suite->sampler << " / " << suite->profile << ": " << suite->count(properties::PropertyStatus::kPassed)
+            << " passed, " << suite->count(properties::PropertyStatus::kFailed) << " failed, "
+            << suite->count(properties::PropertyStatus::kSkipped) << " skipped, "
+            << suite->count(properties::PropertyStatus::kGaveUp) + suite->count(properties::PropertyStatus::kError)
+            << " gave up or errored\n";
+  return suite->passed() ? kExitOk : kExitCheckFailed;
+}
+#else
+int RunProperties(const PropertiesOptions&) {
+  std::cerr << "samplecheck properties: this samplecheck was built without the property suites (configure with "
+               "-DSAMPLECHECK_BUILD_TESTS=ON; they need RapidCheck)\n";
+  return kExitUsage;
+}
+#endif
+
+const bool registered = RegisterCommand(
+    {"properties", "RapidCheck property suites (processed distribution and draws) against a sampler", [](CLI::App& cmd) {
+       auto o = std::make_shared<PropertiesOptions>();
+       cmd.add_option("--sampler", o->sampler, "sampler spec: exact, cuda, mutant:<name>, plugin:<path.so>, process:<cmd>");
+       cmd.add_option("--profile", o->profile, "semantics profile to check against (default: the sampler's own)");
+       cmd.add_option("--seed", o->seed, "RapidCheck seed (default 20260401, the CI seed)");
+       cmd.add_option("--max-success", o->max_success, "cases per property (statistical ones run a share of it)")
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--max-size", o->max_size, "RapidCheck size bound (row length of the container generators)")
+           ->check(CLI::PositiveNumber);
+       cmd.add_option("--property", o->only, "run only this property (repeatable; --list shows them)");
+       cmd.add_option("--reproduce", o->reproduce, "replay one failing case: the reproduce string of a replay line");
+       cmd.add_option("--tolerance", o->tolerance, "relative tolerance of probability relations for fp32 samplers");
+       cmd.add_flag("--list", o->list, "list the properties and the capability each needs");
+       cmd.add_flag("-q,--quiet", o->quiet, "print only failures and the summary");
+       return [o]() { return RunProperties(*o); };
+     }});
+
+}  // namespace
+}  // namespace samplecheck::tools
