@@ -170,11 +170,20 @@ class PluginSampler final : public Sampler {
                                     counted.data(), &invalid, err.text.data(), err.text.size());
     if (rc != SAMPLECHECK_PLUGIN_OK) return CallError("count_draws", rc, err);
     // The histogram and the invalid count must account for every draw, exactly once.
-    uint64_t total = invalid;
-    for (uint64_t c : counted) total += c;
-    if (total != draws) {
+    // Overflow-free: total never exceeds draws, so counts that wrap 2^64 cannot add up to draws.
+    bool exceeded = invalid > draws;
+    uint64_t total = exceeded ? draws : invalid;
+    for (uint64_t c : counted) {
+      if (c > draws - total) {
+        exceeded = true;
+      } else {
+        total += c;
+      }
+    }
+    if (exceeded || total != draws) {
       return PluginError(name_ + ": count_draws was asked for " + std::to_string(draws) + " draws but counted " +
-                         std::to_string(total) + " (" + std::to_string(invalid) + " of them invalid)");
+                         (exceeded ? "more" : std::to_string(total)) + " (" + std::to_string(invalid) +
+                         " of them invalid)");
     }
     for (size_t t = 0; t < counted.size(); ++t) histogram[t] += counted[t];
     if (invalid_draws) *invalid_draws += invalid;

@@ -281,15 +281,22 @@ class ProcessSampler final : public Sampler {
         return Broken("answered COUNT of a " + std::to_string(row.size()) + "-token row with a HISTOGRAM of " +
                       std::to_string(frame->payload.size()) + " bytes");
       }
-      uint64_t total = chunk_invalid;
+      // Overflow-free: total never exceeds n, so counts that wrap 2^64 cannot add up to n.
+      bool exceeded = chunk_invalid > n;
+      uint64_t total = exceeded ? n : chunk_invalid;
       for (size_t t = 0; t < counted.size(); ++t) {
         const uint64_t c = in.U64();
-        counted[t] += c;
-        total += c;
+        if (c > n - total) {
+          exceeded = true;
+        } else {
+          total += c;
+          counted[t] += c;
+        }
       }
-      if (total != n) {
+      if (exceeded || total != n) {
         return PluginError(Name() + " was asked for " + std::to_string(n) + " draws but counted " +
-                           std::to_string(total) + " (" + std::to_string(chunk_invalid) + " of them invalid)");
+                           (exceeded ? "more" : std::to_string(total)) + " (" + std::to_string(chunk_invalid) +
+                           " of them invalid)");
       }
       invalid += chunk_invalid;
       done += n;

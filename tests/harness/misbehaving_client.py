@@ -11,6 +11,7 @@
   out-of-range          token `vocab` for every row
   error                 ERROR (code 3, "kernel exploded") for every request
   wrong-type            DISTRIBUTION in answer to SAMPLE
+  wrapping-count        claims COUNT; answers with counts that add up to the draws only modulo 2^64
 """
 import os
 import signal
@@ -48,8 +49,8 @@ def string(text):
     return struct.pack("<I", len(text)) + text.encode()
 
 
-def hello(version=1):
-    send(1, struct.pack("<III", MAGIC, version, 0) + string("misbehaving") + string("vllm"))
+def hello(version=1, capabilities=0):
+    send(1, struct.pack("<III", MAGIC, version, capabilities) + string("misbehaving") + string("vllm"))
 
 
 def main():
@@ -65,7 +66,7 @@ def main():
         hello()
         while True:
             time.sleep(1)
-    hello()
+    hello(capabilities=2 if mode == "wrapping-count" else 0)
     if mode == "unsolicited":
         sys.stdout.buffer.write(b"\0" * 8)
         sys.stdout.buffer.flush()
@@ -83,6 +84,12 @@ def main():
             time.sleep(3600)
         if mode == "error":
             send(8, struct.pack("<I", 3) + string("kernel exploded"))
+            continue
+        if mode == "wrapping-count" and msg_type == 6:
+            (vocab,) = struct.unpack_from("<Q", payload, 0)
+            (draws,) = struct.unpack_from("<Q", payload, 8 + 48)
+            counts = [2**64 - 1, draws + 1] + [0] * (vocab - 2)
+            send(7, struct.pack("<QQ%dQ" % vocab, vocab, 0, *counts))
             continue
         rows, vocab = struct.unpack_from("<QQ", payload, 0)
         if mode == "short-tokens":

@@ -208,6 +208,19 @@ TEST(PluginSampler, HistogramThatDoesNotAddUpIsPluginError) {
   EXPECT_EQ(std::accumulate(histogram.begin(), histogram.end(), uint64_t{0}), 0u) << "a bad count was added";
 }
 
+TEST(PluginSampler, HistogramThatAddsUpOnlyModulo2To64IsPluginError) {
+  auto plugin = MakePluginSampler(SAMPLECHECK_WRAPPING_COUNT_PLUGIN, "");
+  ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
+  const auto row = GaussianRow(10, 1);
+  std::vector<uint64_t> histogram(10, 0);
+  Status st = (*plugin)->CountDraws(row, Params(1.0, -1, 1.0, 0.0), 1000, histogram, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
+  EXPECT_NE(st.error().message.find("asked for 1000 draws but counted more"), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(histogram, std::vector<uint64_t>(10, 0)) << "a bad count was added";
+}
+
 TEST(PluginSampler, UnwrittenTokensArePluginError) {
   auto plugin = LoadContractBreaking("unwritten");
   ASSERT_TRUE(plugin);

@@ -317,6 +317,20 @@ TEST(ProcessSampler, MalformedAnswersArePluginErrors) {
   }
 }
 
+TEST(ProcessSampler, HistogramThatAddsUpOnlyModulo2To64IsPluginError) {
+  SKIP_WITHOUT_PYTHON();
+  auto client = Start(MisbehavingCommand("wrapping-count"));
+  ASSERT_TRUE(client);
+  const auto row = GaussianRow(8, 1);
+  std::vector<uint64_t> histogram(8, 0);
+  Status st = client->CountDraws(row, Params(1.0, -1, 1.0, 0.0), 1000, histogram, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
+  EXPECT_NE(st.error().message.find("asked for 1000 draws but counted more"), std::string::npos)
+      << st.error().message;
+  EXPECT_EQ(histogram, std::vector<uint64_t>(8, 0)) << "a bad count was added";
+}
+
 TEST(ProcessSampler, OutOfRangeTokenIsPluginError) {
   SKIP_WITHOUT_PYTHON();
   auto client = Start(MisbehavingCommand("out-of-range"));
