@@ -59,7 +59,7 @@ const char* StatusClass(CaseStatus s) {
 
 // A small chart frame: plot area [left, left + w] x [top, top + h] inside an svg of the given size.
 struct Frame {
-  double width = 640, height = 200, left = 52, right = 12, top = 14, bottom = 34;
+  double width = 600, height = 200, left = 52, right = 12, top = 14, bottom = 34;
   double w() const { return width - left - right; }
   double h() const { return height - top - bottom; }
   double X(double fx) const { return left + fx * w(); }        // fx in [0, 1]
@@ -114,11 +114,12 @@ std::string PValueChart(const CampaignReport& r) {
   for (auto& [p, c] : ps) top = std::max(top, std::min(-std::log10(p), 40.0) + 0.5);
   top = std::ceil(top);
   Frame f;
+  const int ticks = top <= 10 ? static_cast<int>(top) : 5;
   f.width = 900;
   f.height = 240;
   std::ostringstream os;
   OpenSvg(os, f, "campaign p-values");
-  YAxis(os, f, 0, top, 5, "-log10 p");
+  YAxis(os, f, 0, top, ticks, "-log10 p");
   // Holm step: the i-th smallest p (0-based) is compared with alpha / (m - i).
   os << "<polyline class=\"threshold\" points=\"";
   for (size_t i = 0; i < m; ++i) {
@@ -128,8 +129,8 @@ std::string PValueChart(const CampaignReport& r) {
     os << x0 << "," << f.Y(t / top) << " " << x1 << "," << f.Y(t / top) << " ";
   }
   os << "\"/>";
-  os << "<text x=\"" << f.X(1.0) - 4 << "\" y=\"" << f.Y((-std::log10(r.alpha)) / top) - 5
-     << "\" class=\"tick thr\" text-anchor=\"end\">Holm threshold, alpha " << Fmt(r.alpha) << "</text>";
+  os << "<text x=\"" << f.X(0.0) + 6 << "\" y=\"" << f.Y((-std::log10(r.alpha / double(m))) / top) - 6
+     << "\" class=\"tick thr\" text-anchor=\"start\">Holm thresholds alpha / (m - i), alpha " << Fmt(r.alpha) << "</text>";
   for (size_t i = 0; i < m; ++i) {
     const double lp = std::min(-std::log10(ps[i].first), top);
     const bool fail = ps[i].second->status == CaseStatus::kFail;

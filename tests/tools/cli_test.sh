@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# End-to-end tests of the samplecheck CLI (run, gate, list, identify), one scenario per ctest test:
+#   cli_test.sh <samplecheck> <scenario> <scratch dir>
+# Statistical scenarios use fixed seeds (deterministic). Alpha and power are stated per scenario.
+set -uo pipefail
+bin=$1; scenario=$2; dir=$3/$scenario
+rm -rf "$dir"; mkdir -p "$dir"
+fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
+expect_rc() {  # expect_rc <rc> <command...>
+  local want=$1; shift
+  "$@" >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
+  cat "$dir/out.txt" "$dir/err.txt"
+  [ "$rc" -eq "$want" ] || fail "expected exit $want, got $rc: $*"
+}
+
+case "$scenario" in
+  run_smoke_exact)
+    # exact judged by its own profile: campaign false-alarm rate <= alpha = 1e-4 (Holm), fixed seed 1.
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --report "$dir/r.json" --html "$dir/r.html" --progress lines
+    grep -q "VERDICT: PASS" "$dir/out.txt" || fail "no PASS verdict"
+    [ -s "$dir/r.json" ] && [ -s "$dir/r.html" ] || fail "reports missing"
+    grep -q '"schema": "samplecheck-report/1"' "$dir/r.json" || fail "schema missing"
+    grep -q '<svg' "$dir/r.html" || fail "no chart in the HTML"
+    if grep -Eq '(src|href)="https?:' "$dir/r.html"; then fail "HTML references external assets"; fi
+    expect_rc 0 "$bin" gate "$dir/r.json"
+    grep -q "VERDICT: PASS" "$dir/out.txt" || fail "gate: no PASS verdict"
+    ;;
+  gate_fails_wrong_profile)
+    # exact:hf judged against vllm: V4 (min-p before/after top-p) keeps token 2 under hf only, so every run has
+    # thousands of support violations (power ~1: P(no draw of a 0.22-mass token in 1e5 draws) ~ 0).
+    expect_rc 1 "$bin" run --suite smoke --sampler exact:hf --profile vllm --seed 1 --report "$dir/r.json" --progress none
+    grep -q "FAIL    V4-minp-order" "$dir/out.txt" || fail "V4 not reported failing"
+    expect_rc 1 "$bin" gate "$dir/r.json"
+    grep -q "VERDICT: FAIL" "$dir/out.txt" || fail "gate: no FAIL verdict"
+    ;;
+  ab_same)
+    # Same rows (seed 1), independent draws (draw seed 2) of the same sampler: A/B false-alarm rate <= 1e-4 (Holm).
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --report "$dir/base.json" --progress none
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --draw-seed 2 --report "$dir/new.json" --progress none
+    expect_rc 0 "$bin" gate "$dir/new.json" --baseline "$dir/base.json"
+    grep -q "A/B VERDICT: SAME" "$dir/out.txt" || fail "A/B not SAME"
+    ;;
+  ab_differ)
+    # Baseline exact:hf, candidate exact:vllm, both judged as hf: V4 differs by TV 0.22 (power ~1 at 1e5 draws).
+    expect_rc 0 "$bin" run --suite smoke --sampler exact:hf --profile hf --seed 1 --report "$dir/base.json" --progress none
+    expect_rc 1 "$bin" run --suite smoke --sampler exact:vllm --profile hf --seed 1 --draw-seed 2 --report "$dir/new.json" --progress none
+    expect_rc 1 "$bin" gate "$dir/new.json" --baseline "$dir/base.json"
+    grep -q "A/B VERDICT: DIFFER" "$dir/out.txt" || fail "A/B not DIFFER"
+    grep -q "DIFFER V4-minp-order" "$dir/out.txt" || fail "V4 not flagged by A/B"
+    ;;
+  bad_inputs)
+    expect_rc 2 "$bin" run --suite no-such-suite --sampler exact
+    grep -q "unknown suite" "$dir/err.txt" || fail "message"
+    expect_rc 2 "$bin" run --suite smoke --sampler no-such-sampler
+    expect_rc 2 "$bin" run --suite smoke --sampler exact --profile no-such-profile
+    expect_rc 2 "$bin" run --suite "$dir/missing.json" --sampler exact
+    echo '{"schema": "samplecheck-suite/1", "cases": [' > "$dir/broken.json"
+    expect_rc 2 "$bin" run --suite "$dir/broken.json" --sampler exact
+    echo '{"schema": "samplecheck-suite/1", "cases": [{"name": "x", "row": {"kind": "gaussian"}, "params": {"top_p": 1.5}}]}' > "$dir/params.json"
+    expect_rc 2 "$bin" run --suite "$dir/params.json" --sampler exact
+    grep -q "top_p" "$dir/err.txt" || fail "invalid params message"
+    echo '{"schema": "samplecheck-suite/1", "cases": [{"name": "x", "row": {"kind": "warped"}}]}' > "$dir/kind.json"
+    expect_rc 2 "$bin" run --suite "$dir/kind.json" --sampler exact
+    echo '{"schema": "samplecheck-suite/1", "cases": [{"name": "x", "row": {"kind": "npy", "path": "nope.npy"}}]}' > "$dir/npy.json"
+    expect_rc 2 "$bin" run --suite "$dir/npy.json" --sampler exact
+    grep -q "nope.npy" "$dir/err.txt" || fail "npy message"
+    printf 'not a numpy file at all' > "$dir/garbage.npy"
+    echo '{"schema": "samplecheck-suite/1", "cases": [{"name": "x", "row": {"kind": "npy", "path": "garbage.npy"}}]}' > "$dir/npy2.json"
+    expect_rc 2 "$bin" run --suite "$dir/npy2.json" --sampler exact
+    grep -q "not a valid .npy" "$dir/err.txt" || fail "npy parse message"
+    echo '{"schema": "samplecheck-report/1"}' > "$dir/report.json"
+    expect_rc 2 "$bin" gate "$dir/report.json"
+    echo '{"schema": "samplecheck-report/99"}' > "$dir/report99.json"
+    expect_rc 2 "$bin" gate "$dir/report99.json"
+    expect_rc 2 "$bin" gate "$dir/missing-report.json"
+    expect_rc 2 "$bin" run --sampler exact
+    expect_rc 2 "$bin" identify --sampler no-such-sampler
+    ;;
+  identify_exact_hf)
+    # One draw set per probe judged by every profile at alpha 1e-6 per probe and profile.
+    expect_rc 0 "$bin" identify --sampler exact:hf --seed 1
+    grep -q "consistent with: hf$" "$dir/out.txt" || fail "hf not singled out"
+    ;;
+  list)
+    expect_rc 0 "$bin" list
+    for word in exact smoke standard nightly vllm hf; do grep -q "$word" "$dir/out.txt" || fail "list lacks $word"; done
+    ;;
+  *) fail "unknown scenario" ;;
+esac
+echo "PASS ($scenario)"
