@@ -1,6 +1,7 @@
 #include "samplecheck/reference/exact_sampler.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "samplecheck/reference/philox.h"
@@ -12,8 +13,8 @@ namespace {
 // rounded once per entry to double (monotone), with a guide table so a draw starts its search in the right place.
 class CumulativeTable {
  public:
-  explicit CumulativeTable(const ProcessedDistribution& dist) : tokens_(dist.kept) {
-    cdf_.resize(dist.prob.size());
+  explicit CumulativeTable(const ProcessedDistribution& dist) {
+    entries_.resize(dist.prob.size());
     long double running = 0;
     long double compensation = 0;
     for (size_t i = 0; i < dist.prob.size(); ++i) {  // Kahan summation
@@ -21,15 +22,15 @@ class CumulativeTable {
       const long double t = running + y;
       compensation = (t - running) - y;
       running = t;
-      cdf_[i] = static_cast<double>(running);
+      entries_[i] = {static_cast<double>(running), dist.kept[i]};
     }
-    // guide_[b] = first index whose cdf exceeds b / buckets.
-    const size_t buckets = std::max<size_t>(1, cdf_.size());
+    // guide_[b] = first index whose cdf exceeds b / buckets (two buckets per kept token: short scans).
+    const size_t buckets = std::max<size_t>(1, 2 * entries_.size());
     guide_.resize(buckets + 1);
-    size_t index = 0;
+    uint32_t index = 0;
     for (size_t b = 0; b <= buckets; ++b) {
       const double edge = static_cast<double>(b) / static_cast<double>(buckets);
-      while (index + 1 < cdf_.size() && !(cdf_[index] > edge)) ++index;
+      while (index + 1 < entries_.size() && !(entries_[index].cdf > edge)) ++index;
       guide_[b] = index;
     }
   }
@@ -40,14 +41,17 @@ class CumulativeTable {
     // One bucket early: the rounding of u * buckets must never start the search past the answer.
     const size_t bucket = static_cast<size_t>(u * static_cast<double>(guide_.size() - 1));
     size_t index = guide_[std::min(bucket, guide_.size() - 1) - (bucket > 0 ? 1 : 0)];
-    while (index + 1 < cdf_.size() && !(cdf_[index] > u)) ++index;
-    return tokens_[index];
+    while (index + 1 < entries_.size() && !(entries_[index].cdf > u)) ++index;
+    return entries_[index].token;
   }
 
  private:
-  const std::vector<int32_t>& tokens_;
-  std::vector<double> cdf_;
-  std::vector<size_t> guide_;
+  struct Entry {
+    double cdf;     // inclusive cumulative probability, ascending token id
+    int32_t token;  // the kept token
+  };
+  std::vector<Entry> entries_;  // cdf and token side by side: one cache line per probe
+  std::vector<uint32_t> guide_;
 };
 
 }  // namespace
