@@ -131,7 +131,8 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
     const std::vector<float> original = pc.row;
     double scale = kFirstPerturbScale;
     bool cleared = false;
-    for (uint32_t attempt = 1; attempt <= kMaxPerturbAttempts; ++attempt, scale *= 4) {
+    const uint32_t attempts = budget.ambiguous == AmbiguousAction::kPerturb ? kMaxPerturbAttempts : 0;
+    for (uint32_t attempt = 1; attempt <= attempts; ++attempt, scale *= 4) {
       std::vector<float> jittered = Jitter(original, SplitMix64(case_seed ^ (0x100 + attempt)), scale);
       auto d = ComputeDistribution(LogitsView::Fp32(jittered), r.params, profile);
       r.perturb_attempts = attempt;
@@ -145,14 +146,26 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
     }
     r.perturbed = cleared;
     if (!cleared) {
-      pc.skip = true;
-      r.status = CaseStatus::kSkipped;
-      r.reason = std::to_string(r.ambiguous.size()) + " ambiguous token(s) remain after " +
-                 std::to_string(kMaxPerturbAttempts) + " perturbation attempts";
-      return pc;
+      // Condition on the firm decisions of the original row: ambiguous tokens leave the test (their draws are set
+      // apart), p0 is renormalized over the unambiguous kept tokens. Valid because every profile renormalizes
+      // proportionally: whether an ambiguous token is kept changes only the normalizer of the others.
+      pc.row = original;
+      dist = ComputeDistribution(LogitsView::Fp32(pc.row), r.params, profile);
+      if (!dist.ok()) return Error{dist.error().code, "case " + spec.name + ": reference: " + dist.error().message};
+      r.perturb_attempts = 0;
+      r.perturb_scale = 0.0;
+      r.conditioned = true;
+      pc.excluded = dist->ambiguous;
     }
   }
   pc.p0 = dist->Dense();
+  for (int32_t t : pc.excluded) pc.p0[static_cast<size_t>(t)] = 0.0;
+  if (std::none_of(pc.p0.begin(), pc.p0.end(), [](double p) { return p > 0; })) {
+    pc.skip = true;
+    r.status = CaseStatus::kSkipped;
+    r.reason = "every kept token is ambiguous (" + std::to_string(r.ambiguous.size()) + "): nothing firm to judge";
+    return pc;
+  }
   r.greedy = dist->greedy;
   r.kept = static_cast<int64_t>(std::count_if(pc.p0.begin(), pc.p0.end(), [](double p) { return p > 0; }));
 
@@ -186,8 +199,14 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   return pc;
 }
 
-void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& histogram, uint64_t invalid_draws) {
+void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint64_t invalid_draws) {
   CaseResult& r = pc.result;
+  std::vector<uint64_t> histogram = all_draws;
+  r.ambiguous_draws = 0;
+  for (int32_t t : pc.excluded) {
+    r.ambiguous_draws += histogram[static_cast<size_t>(t)];
+    histogram[static_cast<size_t>(t)] = 0;
+  }
   r.invalid_draws = invalid_draws;
   // Support: every draw of a token the reference gives probability 0, and every invalid token.
   std::vector<SupportViolation> violations;

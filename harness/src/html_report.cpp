@@ -361,6 +361,9 @@ void CaseDetails(std::ostringstream& os, const CaseResult& c) {
        << (c.perturbed ? " &mdash; row perturbed (attempt " + std::to_string(c.perturb_attempts) + ", jitter &plusmn;" +
                              Fmt(c.perturb_scale) + " logits)"
                        : std::string())
+       << (c.conditioned ? " &mdash; judged conditioned on the unambiguous tokens (" + std::to_string(c.ambiguous_draws) +
+                               " draws of ambiguous tokens set apart)"
+                         : std::string())
        << "</div>";
   }
   if (c.status == CaseStatus::kSkipped) {

@@ -93,6 +93,8 @@ json CaseToJson(const CaseResult& c) {
   j["perturbed"] = c.perturbed;
   j["perturb_attempts"] = c.perturb_attempts;
   j["perturb_scale"] = Number(c.perturb_scale);
+  j["conditioned"] = c.conditioned;
+  j["ambiguous_draws"] = c.ambiguous_draws;
   j["plan"] = {{"tv", Number(c.tv)},
                {"alpha_per_test", Number(c.alpha_plan)},
                {"planned_draws", c.planned_draws},
@@ -145,6 +147,8 @@ CaseResult CaseFromJson(const json& j) {
   c.perturbed = j.at("perturbed").get<bool>();
   c.perturb_attempts = j.at("perturb_attempts").get<uint32_t>();
   c.perturb_scale = ReadNumber(j.at("perturb_scale"));
+  c.conditioned = j.at("conditioned").get<bool>();
+  c.ambiguous_draws = j.at("ambiguous_draws").get<uint64_t>();
   const json& plan = j.at("plan");
   c.tv = ReadNumber(plan.at("tv"));
   c.alpha_plan = ReadNumber(plan.at("alpha_per_test"));

@@ -28,11 +28,12 @@ std::string Num(double v) {
 }
 
 Result<AmbiguousAction> ParseAmbiguous(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_string()) return ParseError(where + ": \"ambiguous\" must be \"perturb\" or \"skip\"");
+  if (!j.is_string()) return ParseError(where + ": \"ambiguous\" must be \"perturb\", \"condition\" or \"skip\"");
   const std::string s = j.get<std::string>();
   if (s == "perturb") return AmbiguousAction::kPerturb;
   if (s == "skip") return AmbiguousAction::kSkip;
-  return ParseError(where + ": \"ambiguous\" = \"" + s + "\" (allowed: perturb, skip)");
+  if (s == "condition") return AmbiguousAction::kCondition;
+  return ParseError(where + ": \"ambiguous\" = \"" + s + "\" (allowed: perturb, condition, skip)");
 }
 
 Result<uint64_t> ParseDraws(const nlohmann::json& j, const std::string& where, const char* key) {
@@ -67,7 +68,12 @@ Result<Suite> ParseSuiteText(const std::string& text, const std::filesystem::pat
 }  // namespace
 
 const char* AmbiguousActionName(AmbiguousAction action) {
-  return action == AmbiguousAction::kPerturb ? "perturb" : "skip";
+  switch (action) {
+    case AmbiguousAction::kPerturb: return "perturb";
+    case AmbiguousAction::kCondition: return "condition";
+    case AmbiguousAction::kSkip: return "skip";
+  }
+  return "perturb";
 }
 
 Result<SamplingParams> ParseParams(const nlohmann::json& json) {

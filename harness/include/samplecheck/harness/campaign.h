@@ -3,8 +3,9 @@
 // One case, step by step (docs/campaigns.md has the reasoning):
 //   1. the row: MakeRow(row spec, row seed); the reference: ComputeDistribution(row, params, judged profile).
 //      Params invalid under the judged profile: the case is skipped (reported). Ambiguous tokens: the row is
-//      jittered and the reference recomputed (AmbiguousAction::kPerturb) or the case is skipped (kSkip); a case is
-//      never judged against a reference whose kept set fp32 arithmetic could flip.
+//      jittered and the reference recomputed (AmbiguousAction::kPerturb), else the draws are judged conditioned on
+//      the unambiguous tokens (kCondition), or the case is skipped (kSkip); a case is never judged on a decision
+//      that fp32 arithmetic could flip.
 //   2. the draws: PlanDrawsForTotalVariation(tv, alpha_per_test, power, cells of the head binning), clamped to
 //      [min_draws, max_draws]; alpha_per_test = campaign alpha / (cases x 4 tests). The achieved power at the
 //      final draw count is reported, honestly below the target when the cap binds.
@@ -52,7 +53,8 @@ struct CampaignOptions {
 struct PreparedCase {
   CaseResult result;                    // identity, plan and (when skipped) status and reason
   std::vector<float> row;
-  std::vector<double> p0;               // dense reference probabilities
+  std::vector<double> p0;               // dense reference probabilities (0 on excluded tokens)
+  std::vector<int32_t> excluded;        // ambiguous tokens set apart when the case is conditioned
   stats::BinningPlan binning;
   bool skip = false;
 };

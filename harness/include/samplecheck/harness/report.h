@@ -66,6 +66,8 @@ struct CaseResult {
   bool perturbed = false;            // the row was jittered (docs/campaigns.md) to clear them
   uint32_t perturb_attempts = 0;
   double perturb_scale = 0.0;        // largest jitter added to a logit
+  bool conditioned = false;          // judged on the unambiguous tokens only (AmbiguousAction::kCondition)
+  uint64_t ambiguous_draws = 0;      // draws of ambiguous tokens set apart when conditioned
 
   double tv = 0.0;                   // detectable TV the draws were planned for
   double alpha_plan = 0.0;           // per-test alpha the plan assumed (campaign alpha / (cases x tests))

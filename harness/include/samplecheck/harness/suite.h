@@ -26,8 +26,11 @@ inline constexpr char kSuiteSchema[] = "samplecheck-suite/1";
 
 // What a case does when its reference has ambiguous tokens (decisions that fp32 arithmetic could flip).
 enum class AmbiguousAction {
-  kPerturb,  // jitter the row's finite logits (documented in docs/campaigns.md) until no token is ambiguous
-  kSkip,     // report the case as skipped
+  kPerturb,    // jitter the row's finite logits (docs/campaigns.md) until no token is ambiguous; if 8 attempts
+               // fail, condition on the unambiguous tokens (kCondition) of the original row
+  kCondition,  // judge the draws conditioned on the unambiguous tokens: draws of ambiguous tokens are set apart
+               // (counted, never violations) and p0 is renormalized over the firm kept set
+  kSkip,       // report the case as skipped
 };
 const char* AmbiguousActionName(AmbiguousAction action);
 
