@@ -148,6 +148,19 @@ void TiesDrawnEqually(const Context& ctx) {
     group.push_back(t);
     group_mass += reference.Prob(t);
   }
+  // The truncated CDF (TensorRT-LLM legacy) gives the crossing token, the last kept one by rank (logit descending,
+  // id ascending), top_p - mass above: by the profile's own rule it is not drawn like its tied peers.
+  if (ctx.profile->top_p_mass == TopPMass::kTruncatedCdf && params.top_p < 1.0 && !reference.greedy) {
+    int32_t crossing = reference.kept.front();
+    for (int32_t t : reference.kept) {
+      const float x = row.logits[static_cast<size_t>(t)], y = row.logits[static_cast<size_t>(crossing)];
+      if (x < y || (x == y && t > crossing)) crossing = t;
+    }
+    if (!group.empty() && group.back() == crossing) {
+      group_mass -= reference.Prob(crossing);
+      group.pop_back();
+    }
+  }
   RC_PRE(group.size() >= 2 && !reference.greedy);
   const double g = static_cast<double>(group.size());
   const uint64_t draws = std::min<uint64_t>(200000, static_cast<uint64_t>(std::ceil(300.0 * g / static_cast<double>(group_mass))));

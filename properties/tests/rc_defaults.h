@@ -9,7 +9,7 @@
 namespace samplecheck::properties::testing {
 
 // The CI defaults: a fixed seed and the case count that keeps `ctest -L property` under 5 minutes on 2 cores.
-inline constexpr const char* kDefaultRcParams = "seed=20260401 max_success=60";
+inline constexpr const char* kDefaultRcParams = "seed=20260401 max_success=200";
 
 // PropertyOptions from RapidCheck's configuration (RC_PARAMS or the defaults), with the `reproduce=` value of
 // RC_PARAMS when there is one.

@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Expectation{"min_p_clamp", Fault::kMinPClamp, "all-filters-disabled-is-softmax"},
                       Expectation{"min_p_clamp_kept", Fault::kMinPClamp, "kept-set-complete"},
                       Expectation{"no_renormalize", Fault::kNoRenormalize, "mass-sums-to-one"}),
-    [](const ::testing::TestParamInfo<Expectation>& info) { return std::string(info.param.name); });
+    [](const ::testing::TestParamInfo<Expectation>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace samplecheck::properties
