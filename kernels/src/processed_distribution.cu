@@ -42,15 +42,16 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0 && row_status) row_status[b] = plan.status;
   const double log_mass = log(static_cast<double>(plan.kept_mass) / kFixedScale);
   const double inv_mass = kFixedScale / static_cast<double>(plan.kept_mass);
-  for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
+  const T* values = row ? row : logits;  // any readable row: invalid rows read nothing below
+  const bool read = plan.status == kStatusGreedy || plan.status == kStatusSampled;
+  ForEachLogit<kThreads>(values, read ? vocab : 0, [&](int64_t i, float x) {
     float prob = kNaN, logprob = kNaN, masked = kNaN;
     if (plan.status == kStatusGreedy) {
       const bool hit = i == plan.greedy_token;
       prob = hit ? 1.0f : 0.0f;
       logprob = hit ? 0.0f : kNegInf;
-      masked = hit ? LoadLogit(row, i) : kNegInf;
-    } else if (plan.status == kStatusSampled) {
-      const float x = LoadLogit(row, i);
+      masked = hit ? x : kNegInf;
+    } else {
       if (IsKept(x, plan.threshold_key)) {
         const float e = plan.softmax.Numerator(x);
         prob = static_cast<float>(static_cast<double>(e) * inv_mass);
@@ -66,6 +67,13 @@ __global__ void __launch_bounds__(kThreads)
     if (prob_row) prob_row[i] = prob;
     if (logprob_row) logprob_row[i] = logprob;
     if (masked_row) masked_row[i] = masked;
+  });
+  if (!read) {  // invalid rows and bad indices: NaN everywhere
+    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
+      if (prob_row) prob_row[i] = kNaN;
+      if (logprob_row) logprob_row[i] = kNaN;
+      if (masked_row) masked_row[i] = kNaN;
+    }
   }
 }
 

@@ -42,7 +42,7 @@ TEST_P(HarnessAdapterTest, CudaSamplerAgreesWithExactSampler) {
   // Bad params: the same rejection as the exact sampler.
   auto bad = params;
   bad[3].top_p = 2.0;
-  const Status st = (*cuda)->Sample(batch, bad, got);
+  const samplecheck::Status st = (*cuda)->Sample(batch, bad, got);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, samplecheck::ErrorCode::kInvalidArgument);
   EXPECT_NE(st.error().message.find("row 3: top_p = 2"), std::string::npos) << st.error().message;
@@ -78,7 +78,9 @@ TEST_P(HarnessAdapterTest, CountDrawsFastPathIsFast) {
   for (uint64_t h : hist) total += h;
   EXPECT_EQ(total, draws);
   EXPECT_EQ(invalid, 0u);
-  if (!UnderSanitizer()) EXPECT_LT(seconds, 10.0);
+  if (!UnderSanitizer()) {
+    EXPECT_LT(seconds, 10.0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, HarnessAdapterTest, ::testing::Values("vllm", "hf"));

@@ -55,13 +55,16 @@ class BlockInverseCdf {
     const int lane = threadIdx.x & 31;
     for (int c = warp; c < chunks; c += kWarps) {
       uint64_t sum = 0;
-#pragma unroll 4
-      for (int s = 0; s < kCdfChunk; s += 32) {
-        const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s + lane;
-        if (i < vocab) {
-          const float x = LoadLogit(row, i);
-          if (IsKept(x, threshold_key)) sum += FixedMass(softmax.Numerator(x));
-        }
+      constexpr int kSteps = kCdfChunk / 32;
+      float xs[kSteps];
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s * 32 + lane;
+        xs[s] = i < vocab ? LoadLogit(row, i) : kNegInf;
+      }
+#pragma unroll
+      for (int s = 0; s < kSteps; ++s) {
+        if (IsKept(xs[s], threshold_key)) sum += FixedMass(softmax.Numerator(xs[s]));
       }
 #pragma unroll
       for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);

@@ -48,10 +48,10 @@ class BlockKthLargestKey {
       const uint32_t digit_mask = RadixDigitMask(pass);
       for (int b = threadIdx.x; b < kRadixBins; b += kThreads) storage_.count[b] = 0;
       __syncthreads();
-      for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
-        const uint32_t key = OrderedKey(LoadLogit(row, i));
+      ForEachLogit<kThreads>(row, vocab, [&](int64_t, float x) {
+        const uint32_t key = OrderedKey(x);
         if ((key & prefix_mask) == prefix) atomicAdd(&storage_.count[(key >> shift) & digit_mask], 1u);
-      }
+      });
       __syncthreads();
       // Descending exclusive scan: position j holds bin kRadixBins - 1 - j.
       uint32_t counts[kBinsPerThread];

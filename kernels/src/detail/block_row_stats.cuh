@@ -53,11 +53,10 @@ class BlockRowStats {
   template <class T>
   __device__ RowStats Compute(const T* row, int64_t vocab) {
     RowStats local{kNegInf, INT32_MAX, 0, 0, kPosInf};
-    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
-      const float x = LoadLogit(row, i);
+    ForEachLogit<kThreads>(row, vocab, [&](int64_t i, float x) {
       if (x != x) {
         local.has_nan = 1;
-        continue;
+        return;
       }
       if (x > kNegInf) {
         ++local.live;
@@ -67,7 +66,7 @@ class BlockRowStats {
         local.max_logit = x;
         local.argmax = static_cast<int32_t>(i);
       }
-    }
+    });
     const RowStats total = Reduce(storage_.reduce).Reduce(local, RowStatsCombine{});
     if (threadIdx.x == 0) storage_.result = total;
     __syncthreads();

@@ -54,16 +54,15 @@ class BlockTopPThreshold {
       }
       if (threadIdx.x == 0) storage_.found_position = -1;
       __syncthreads();
-      for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
-        const float x = LoadLogit(row, i);
-        if (!IsKept(x, candidate_key)) continue;
+      ForEachLogit<kThreads>(row, vocab, [&](int64_t, float x) {
+        if (!IsKept(x, candidate_key)) return;
         const uint32_t key = OrderedKey(x);
-        if ((key & prefix_mask) != prefix) continue;
+        if ((key & prefix_mask) != prefix) return;
         const uint32_t bin = (key >> shift) & digit_mask;
         const uint64_t mass = FixedMass(softmax.Numerator(x));
         if (mass) atomicAdd(reinterpret_cast<unsigned long long*>(&storage_.mass[bin]), mass);
         atomicAdd(&storage_.count[bin], 1u);
-      }
+      });
       __syncthreads();
       uint64_t masses[kBinsPerThread];
       uint64_t above[kBinsPerThread];

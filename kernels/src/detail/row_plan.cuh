@@ -153,14 +153,13 @@ class BlockRowPlanner {
   template <class T>
   __device__ uint2 ScaledLogitKeys(const T* row, int64_t vocab, const Softmax& softmax, double log_min_p) {
     uint2 local = make_uint2(0xffffffffu, 0xffffffffu);
-    for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
-      const float x = LoadLogit(row, i);
-      if (!(x > kNegInf)) continue;
+    ForEachLogit<kThreads>(row, vocab, [&](int64_t, float x) {
+      if (!(x > kNegInf)) return;
       const double z = softmax.Scaled(x);
       const uint32_t key = OrderedKey(x);
       if (z >= log_min_p) local.x = min(local.x, key);
       if (z >= kMinScaledLogit) local.y = min(local.y, key);
-    }
+    });
     const uint2 keys = MinReduce(storage_.min_p.reduce).Reduce(local, MinKeys{});
     if (threadIdx.x == 0) storage_.min_p.keys = keys;
     __syncthreads();

@@ -29,6 +29,22 @@ __device__ __forceinline__ float LoadLogit(const T* row, int64_t i) {
   return x == 0.0f ? 0.0f : x;
 }
 
+// Calls f(i, x_i) for every token of the row this thread owns (i = threadIdx.x + j * kThreads). kUnroll loads are
+// issued before the first is used, so each thread keeps several memory requests in flight (a single dependent
+// load per iteration leaves the pass latency-bound).
+template <int kThreads, int kUnroll = 8, class T, class F>
+__device__ __forceinline__ void ForEachLogit(const T* row, int64_t vocab, F&& f) {
+  int64_t base = threadIdx.x;
+  for (; base + (kUnroll - 1) * static_cast<int64_t>(kThreads) < vocab; base += kUnroll * kThreads) {
+    float x[kUnroll];
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) x[j] = LoadLogit(row, base + j * kThreads);
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) f(base + j * kThreads, x[j]);
+  }
+  for (; base < vocab; base += kThreads) f(base, LoadLogit(row, base));
+}
+
 __device__ __forceinline__ uint32_t OrderedKey(float x) {
   const uint32_t bits = __float_as_uint(x);
   return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
