@@ -53,8 +53,8 @@ Block Philox4x32_10(Block counter, uint32_t key0, uint32_t key1) {
 double UniformForDraw(uint64_t seed, uint64_t offset) {
   const Block b = Philox4x32_10({{static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32), 0, 0}},
                                 static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-  const uint64_t bits = (uint64_t{b.v[0]} << 32 | b.v[1]) >> 11;
-  return (static_cast<double>(bits) + 0.5) * 0x1p-53;
+  const uint64_t bits = (uint64_t{b.v[0]} << 32 | b.v[1]) >> 12;
+  return (static_cast<double>(bits) + 0.5) * 0x1p-52;
 }
 
 // ---- The sampler ----

@@ -59,9 +59,9 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
 
 
 def uniform_for_draw(seed, offset):
-    """u in (0, 1): ((block[0] << 32 | block[1]) >> 11) + 0.5, times 2^-53."""
+    """u in (0, 1): ((block[0] << 32 | block[1]) >> 12) + 0.5, times 2^-52."""
     b0, b1, _, _ = philox4x32_10(offset & _M32, offset >> 32, 0, 0, seed & _M32, seed >> 32)
-    return (((b0 << 32 | b1) >> 11) + 0.5) * 2.0 ** -53
+    return (((b0 << 32 | b1) >> 12) + 0.5) * 2.0 ** -52
 
 
 # ---- The sampler interface and the vllm-profile sampler ----

@@ -38,8 +38,8 @@ double UniformForDraw(uint64_t seed, uint64_t offset) {
   const PhiloxBlock block = Philox4x32_10(
       {static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32), 0u, 0u}, static_cast<uint32_t>(seed),
       static_cast<uint32_t>(seed >> 32));
-  const uint64_t bits = (static_cast<uint64_t>(block[0]) << 32 | block[1]) >> 11;  // 53 bits
-  return (static_cast<double>(bits) + 0.5) * 0x1p-53;  // exact: in (0, 1), never 0 or 1
+  const uint64_t bits = (static_cast<uint64_t>(block[0]) << 32 | block[1]) >> 12;  // 52 bits
+  return (static_cast<double>(bits) + 0.5) * 0x1p-52;  // exact: in [2^-53, 1 - 2^-53], never 0 or 1
 }
 
 }  // namespace samplecheck

@@ -34,8 +34,17 @@ TEST(UniformForDraw, IsTheDocumentedFunctionOfTheBlock) {
   const uint64_t seed = 0x0123456789abcdefull;
   const uint64_t offset = 0xfedcba9876543210ull;
   const PhiloxBlock block = Philox4x32_10({0x76543210u, 0xfedcba98u, 0u, 0u}, 0x89abcdefu, 0x01234567u);
-  const uint64_t bits = (static_cast<uint64_t>(block[0]) << 32 | block[1]) >> 11;
-  EXPECT_EQ(UniformForDraw(seed, offset), (static_cast<double>(bits) + 0.5) * std::ldexp(1.0, -53));
+  const uint64_t bits = (static_cast<uint64_t>(block[0]) << 32 | block[1]) >> 12;
+  EXPECT_EQ(UniformForDraw(seed, offset), (static_cast<double>(bits) + 0.5) * std::ldexp(1.0, -52));
+}
+
+TEST(UniformForDraw, ExtremeBitPatternsStayStrictlyInsideTheUnitInterval) {
+  // The formula's two ends, computed the way UniformForDraw computes them: exact in double, never 0 or 1.
+  const double lowest = (static_cast<double>(0) + 0.5) * std::ldexp(1.0, -52);
+  const double highest = (static_cast<double>((uint64_t{1} << 52) - 1) + 0.5) * std::ldexp(1.0, -52);
+  EXPECT_EQ(lowest, std::ldexp(1.0, -53));
+  EXPECT_EQ(highest, 1.0 - std::ldexp(1.0, -53));
+  EXPECT_LT(highest, 1.0);
 }
 
 TEST(UniformForDraw, StaysInsideTheOpenUnitIntervalAndDependsOnSeedAndOffset) {

@@ -4,12 +4,11 @@
 // draws depend on (seed, offset) only: not on the batch, the row's position or the other rows.
 //
 //   block  = Philox4x32_10(counter = {lo32(offset), hi32(offset), 0, 0}, key = {lo32(seed), hi32(seed)})
-//   u      = (double((uint64(block[0]) << 32 | block[1]) >> 11) + 0.5) * 2^-53     in IEEE double arithmetic
+//   u      = (double((uint64(block[0]) << 32 | block[1]) >> 12) + 0.5) * 2^-52     in IEEE double arithmetic
 //
-// u is never 0. Caution (found by tests/reference/philox_test.cpp): bits + 0.5 needs 54 bits once bits >= 2^52, so
-// the addition rounds to even there, and the largest value bits = 2^53 - 1 gives u == 1.0 exactly (probability
-// 2^-53 per draw). The inverse CDF maps a u past the last cumulative value to the last kept token. The formula is
-// kept as is because CUDA double arithmetic (round to nearest even) reproduces it bit for bit.
+// 52 random bits plus one half: every value is exact in a double, so u lies in [2^-53, 1 - 2^-53], never 0 or 1,
+// on the CPU and on the GPU alike. (A 53-bit version, (bits + 0.5) * 2^-53, rounds to even once bits >= 2^52 and
+// gives u == 1.0 for bits = 2^53 - 1; tests/reference/philox_test.cpp found it, and the formula was changed.)
 #pragma once
 
 #include <array>
