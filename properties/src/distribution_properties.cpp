@@ -339,11 +339,12 @@ void AllFiltersDisabledIsSoftmax(const Context& ctx) {
     const long double want = reference.prob[i];
     if (want >= ctx.visibility_floor && !(got > 0)) {
       RC_FAIL("token " + std::to_string(t) + " (logit " + Num(row.logits[static_cast<size_t>(t)]) + ", probability " +
-              Num(want) + ") has no mass with every filter disabled");
+              Num(want) + ") has no mass with every filter disabled {" + Describe(params) + "}");
     }
     const double tolerance = ctx.exact ? kExactTolerance : ctx.tolerance;
     if (want >= 1e-30 && !Close(got, static_cast<double>(want), tolerance)) {
-      RC_FAIL("token " + std::to_string(t) + " has probability " + Num(got) + ", the softmax gives " + Num(want));
+      RC_FAIL("token " + std::to_string(t) + " has probability " + Num(got) + ", the softmax gives " + Num(want) +
+              " {" + Describe(params) + "}");
     }
   }
 }
