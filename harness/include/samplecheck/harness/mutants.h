@@ -1,9 +1,26 @@
 // The mutant zoo: the correct sampler plus one small injected fault (a policy or a flag), one mutant per fault.
-// `--sampler mutant:<name>` reaches it through MakeSampler (sampler_registry.h).
+// `--sampler mutant:<name>` reaches it through MakeSampler (sampler_registry.h); `samplecheck mutants` runs the
+// default gate on every mutant and prints the mutation-score table (docs/mutants.md has the zoo, docs/power.md
+// what the gate catches).
+//
+// Every mutant is the same sampler (harness/src/mutants.cpp): the exact processed distribution of
+// reference/distribution.h, drawn by inverse CDF in ascending token id with the Philox uniform of
+// reference/philox.h, exactly like `exact`. A mutant sets one hook of that pipeline (harness/src/mutants_fault.h):
+//   profile       one field of the semantics profile changed (filter order, tie rule, comparison, ...)
+//   params        the parameters the engine really uses for a row (a disabled value that is not a no-op, a
+//                 parameter read from the wrong row of the batch)
+//   distribution  a post-processing fault on the processed distribution (a dropped, added or skewed token, a
+//                 leak onto masked tokens, a noise floor, ...)
+//   draw          a fault in the draw (an unnormalized or fp32 CDF, a rejection loop that gives up, ...)
+//   rng           a fault in the (seed, offset) of a draw (reused, not advanced, batch-dependent)
+//   bad rows      what an unsamplable row returns
+// `mutant:none` is that machinery with no fault: the control, which must pass every check.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "samplecheck/harness/sampler.h"
 #include "samplecheck/harness/sampler_registry.h"
@@ -11,8 +28,30 @@
 
 namespace samplecheck::harness {
 
-// The mutant `name` under options.profile. kInvalidArgument when no mutant has that name (the message lists the
-// known mutants).
+// The name of the fault-free control mutant (not listed by ListMutants).
+inline constexpr char kControlMutant[] = "none";
+
+struct MutantInfo {
+  std::string name;            // "no-renorm-cdf": `--sampler mutant:<name>`
+  std::string bug_class;       // the class of docs/semantics.md §2 it models
+  std::string source;          // the engine, issue or seed it models
+  std::string fault;           // the injected fault, one sentence
+  std::string hook;            // profile | params | distribution | draw | rng | bad-row
+  std::string expected_check;  // the check meant to catch it: "campaign:<case>/<test>" or "property:<name>"
+  bool gross = false;          // TV > 0.1 on the case that exposes it
+};
+
+// Every mutant of the zoo, in a fixed order (the control `none` excluded).
+const std::vector<MutantInfo>& ListMutants();
+// nullptr when no mutant has that name (the control included: FindMutant("none") is its info).
+const MutantInfo* FindMutant(std::string_view name);
+
+// The mutant `name` under options.profile (the semantics it is the correct sampler of, plus its fault).
+// kInvalidArgument when no mutant has that name (the message lists the known mutants) or the profile is unknown.
 Result<std::unique_ptr<Sampler>> MakeMutantSampler(std::string_view name, const SamplerOptions& options);
+
+// The suite of extra campaign cases the zoo needs beyond the smoke suite (samplecheck-suite/1 JSON, embedded):
+// cases that expose the subtle mutants (a +1% skew, a 1e-4 leak, a noise floor, a u == 0 draw) with enough draws.
+std::string_view MutantsSuiteJson();
 
 }  // namespace samplecheck::harness

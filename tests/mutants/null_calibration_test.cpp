@@ -1,0 +1,122 @@
+// Null calibration (label slow): the gate's false alarms, measured. The exact sampler runs a suite on R fresh
+// campaign seeds (new rows, new draws each run); under the null every campaign should pass with probability >= 1 -
+// alpha, and every per-binning Pearson p-value should be U(0, 1).
+//
+//   false alarms   F = failed campaigns of R. Pass iff F <= f_max, the least f with P(Bin(R, alpha) > f) <= 1e-3:
+//                  this test's own false-alarm rate is below 1e-3. (R = 200, alpha = 1e-4: f_max = 1.)
+//                  The Clopper-Pearson 95% upper bound of the false-alarm rate is printed beside it.
+//   uniformity     KS of the Pearson p-values of each binning (head, tail, hash) over all cases and runs against
+//                  U(0, 1) (stats::KolmogorovSmirnovUniformity), at alpha 1e-3 each. Cases whose binning has dof 0
+//                  (one kept token) give no p-value.
+//
+// Environment: SAMPLECHECK_NULL_RUNS (default 200, at least 200 for the documented figures),
+// SAMPLECHECK_NULL_SUITE (default smoke), SAMPLECHECK_NULL_MAX_DRAWS (a cap on every case; default: the suite's),
+// SAMPLECHECK_NULL_SEED (the first campaign seed; default fresh from std::random_device, printed).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "samplecheck/harness/campaign.h"
+#include "samplecheck/harness/suite.h"
+#include "samplecheck/stats/exact_tests.h"
+#include "samplecheck/stats/multiple_testing.h"
+
+namespace samplecheck::harness {
+namespace {
+
+uint64_t EnvU64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// The least f with P(Bin(n, p) > f) <= tail.
+uint64_t BinomialQuantile(uint64_t n, double p, double tail) {
+  double pmf = std::pow(1 - p, double(n));  // P(X = 0)
+  double cdf = pmf;
+  uint64_t f = 0;
+  while (1 - cdf > tail && f < n) {
+    pmf *= double(n - f) / double(f + 1) * p / (1 - p);
+    ++f;
+    cdf += pmf;
+  }
+  return f;
+}
+
+TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
+  const uint64_t runs = EnvU64("SAMPLECHECK_NULL_RUNS", 200);
+  const char* suite_env = std::getenv("SAMPLECHECK_NULL_SUITE");
+  const std::string suite_name = suite_env && *suite_env ? suite_env : "smoke";
+  const uint64_t max_draws = EnvU64("SAMPLECHECK_NULL_MAX_DRAWS", 0);
+  std::random_device rd;
+  const uint64_t first_seed = EnvU64("SAMPLECHECK_NULL_SEED", (uint64_t(rd()) << 32) ^ rd());
+
+  auto suite = LoadSuite(suite_name);
+  ASSERT_TRUE(suite.ok()) << suite.error().ToString();
+  std::cout << "null calibration: suite " << suite_name << " (" << suite->cases.size() << " cases, alpha "
+            << suite->alpha << "), " << runs << " runs, seeds " << first_seed << " + 0.." << runs - 1
+            << (max_draws ? ", max_draws " + std::to_string(max_draws) : std::string()) << "\n";
+
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t failed = 0;
+  uint64_t judged_cases = 0;
+  std::map<std::string, std::vector<double>> p_by_binning;
+  std::vector<double> case_p;
+  for (uint64_t i = 0; i < runs; ++i) {
+    CampaignOptions options;
+    options.sampler_spec = "exact";
+    options.seed = first_seed + i;
+    if (max_draws) options.max_draws = max_draws;
+    options.progress = Progress::Mode::kQuiet;
+    auto report = RunCampaign(*suite, options);
+    ASSERT_TRUE(report.ok()) << report.error().ToString();
+    if (!report->Passed()) {
+      ++failed;
+      for (const CaseResult& r : report->cases) {
+        if (r.status == CaseStatus::kFail || r.status == CaseStatus::kError) {
+          std::cout << "  FALSE ALARM: seed " << report->seed << " case " << r.name << ": " << r.reason << "\n";
+        }
+      }
+    }
+    for (const CaseResult& r : report->cases) {
+      if (r.status == CaseStatus::kSkipped) continue;
+      ++judged_cases;
+      case_p.push_back(r.p_value);
+      for (const BinningResult& b : r.binnings) {
+        if (b.dof > 0) p_by_binning[b.name].push_back(b.pearson_p);
+      }
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const uint64_t allowed = BinomialQuantile(runs, suite->alpha, 1e-3);
+  const auto upper = stats::ClopperPearsonInterval(failed, runs, 0.95);
+  std::cout << "false alarms: " << failed << " of " << runs << " campaigns (" << judged_cases
+            << " judged cases); allowed <= " << allowed << " (P(Bin(" << runs << ", " << suite->alpha << ") > "
+            << allowed << ") <= 1e-3); 95% upper bound on the rate: " << (upper.ok() ? upper.value.upper : -1.0)
+            << "; " << seconds << " s\n";
+  EXPECT_LE(failed, allowed);
+
+  for (const auto& [name, ps] : p_by_binning) {
+    const stats::UniformityTest ks = stats::KolmogorovSmirnovUniformity(ps);
+    ASSERT_TRUE(ks.ok()) << ks.error;
+    std::cout << "KS uniformity of the " << name << " Pearson p-values: n = " << ks.count << ", D = " << ks.statistic
+              << ", p = " << ks.p_value << "\n";
+    EXPECT_TRUE(ks.Passes(1e-3)) << name << " p-values are not uniform: D = " << ks.statistic << ", p = "
+                                 << ks.p_value;
+  }
+  // The case p-value is Bonferroni over the case's tests (min(1, tests * min p)): conservative, not uniform; its
+  // share below 0.01 is printed for the record.
+  size_t small = 0;
+  for (double p : case_p) small += p < 0.01;
+  std::cout << "case p-values below 0.01: " << small << " of " << case_p.size() << "\n";
+}
+
+}  // namespace
+}  // namespace samplecheck::harness
