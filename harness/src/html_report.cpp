@@ -59,7 +59,7 @@ const char* StatusClass(CaseStatus s) {
 
 // A small chart frame: plot area [left, left + w] x [top, top + h] inside an svg of the given size.
 struct Frame {
-  double width = 600, height = 200, left = 52, right = 12, top = 14, bottom = 34;
+  double width = 560, height = 200, left = 52, right = 12, top = 14, bottom = 34;
   double w() const { return width - left - right; }
   double h() const { return height - top - bottom; }
   double X(double fx) const { return left + fx * w(); }        // fx in [0, 1]
