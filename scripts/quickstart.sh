@@ -23,7 +23,7 @@ cmake --build --preset default -j"$(nproc)"
 bin=build/default/tools/samplecheck
 if [ -z "$sampler" ]; then
   sampler=exact
-  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && "$bin" list --samplers 2>/dev/null | grep -q '^cuda .*available'; then
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && "$bin" list --samplers 2>/dev/null | grep -Eq '^cuda[^ ]* +available'; then
     sampler=cuda
   fi
 fi
