@@ -6,7 +6,8 @@
 //             empty row, a NaN or an all -inf row => kInvalidRow; no other error, and no error otherwise.
 //   success   kept non-empty, strictly ascending, in [0, V); prob.size() == kept.size(); every prob finite, in
 //             (0, 1]; sum within 1e-12 of 1; the top token (lowest id among the maximal logits) kept; the kept set
-//             is upward closed in the order (logit desc, id asc); greedy => one token, probability 1.
+//             is upward closed in the order (logit desc, id asc); greedy => one token, probability 1; renormalizing
+//             profiles: probability monotone in the logit (within the weights' 1e-15 relative error), equal for ties.
 //   margins   every boundary decision names a token in [0, V), margin finite and >= 0; ambiguous ascending, in
 //             range; with kAllIn every ambiguous token kept, with kAllOut none (renormalizing profiles); nested
 //             kept sets kAllOut <= kAsComputed <= kAllIn.
@@ -29,6 +30,7 @@ namespace samplecheck::fuzz {
 namespace {
 
 constexpr int64_t kMaxVocab = 4096;
+constexpr long double kWeightRelativeError = 1e-15L;  // reference/src/distribution.cpp, method step 2
 
 struct RowFacts {
   bool has_nan = false;
@@ -93,14 +95,21 @@ void CheckSuccess(const FuzzRow& row, const RowFacts& facts, const SamplingParam
   FUZZ_CHECK(prefix == static_cast<int64_t>(d.kept.size()),
              "%s: kept set (%zu tokens, last %d) is not a prefix of the logit order (%lld tokens up to it)",
              what.c_str(), d.kept.size(), last, static_cast<long long>(prefix));
-  // Renormalizing profiles: probabilities are monotone in the logit.
+  // Renormalizing profiles: probabilities are monotone in the logit, up to the weights' documented relative error
+  // (distribution.cpp: below ~1e-15; logits a few ulps apart may swap by that much), and exactly equal for ties.
   if (profile.top_p_mass == TopPMass::kRenormalize) {
     for (size_t i = 0; i < d.kept.size(); ++i) {
       for (size_t j = i + 1; j < d.kept.size() && j < i + 8; ++j) {
         const int32_t a = d.kept[i], b = d.kept[j];
         const float xa = row.widened[a], xb = row.widened[b];
-        if (xa > xb) FUZZ_CHECK(d.prob[i] >= d.prob[j], "%s: token %d above %d but less probable", what.c_str(), a, b);
-        if (xa == xb) FUZZ_CHECK(d.prob[i] == d.prob[j], "%s: tied tokens %d %d differ", what.c_str(), a, b);
+        if (xa > xb) {
+          FUZZ_CHECK(d.prob[i] >= d.prob[j] * (1 - kWeightRelativeError), "%s: token %d (logit %.9g) above %d (logit %.9g) but less probable: %.21Lg < %.21Lg",
+                     what.c_str(), a, xa, b, xb, d.prob[i], d.prob[j]);
+        }
+        if (xa == xb) {
+          FUZZ_CHECK(d.prob[i] == d.prob[j], "%s: tied tokens %d %d (logit %.9g) differ: %.21Lg != %.21Lg", what.c_str(),
+                     a, b, xa, d.prob[i], d.prob[j]);
+        }
       }
     }
   }
