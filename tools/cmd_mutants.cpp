@@ -40,6 +40,7 @@ struct MutantsOptions {
   bool no_properties = false;
   bool markdown = false;
   bool list = false;
+  bool verbose = false;
   unsigned jobs = 0;
 };
 
@@ -164,15 +165,14 @@ Row Judge(const std::string& name, const std::string& bug_class, const std::vect
       row.error = report.error().ToString();
       return row;
     }
-    std::vector<Catch> found;
     for (const harness::CaseResult& r : report->cases) {
       if (r.status == harness::CaseStatus::kFail || r.status == harness::CaseStatus::kError) {
-        found.push_back(CampaignCatch(suite.name, r));
+        row.catches.push_back(CampaignCatch(suite.name, r));
       }
     }
-    std::sort(found.begin(), found.end(), [](const Catch& a, const Catch& b) { return a.needed < b.needed; });
-    row.catches.insert(row.catches.end(), found.begin(), found.end());
   }
+  // The campaign catch that needs the fewest draws first.
+  std::sort(row.catches.begin(), row.catches.end(), [](const Catch& a, const Catch& b) { return a.needed < b.needed; });
 #ifdef SAMPLECHECK_HAVE_PROPERTIES
   if (!o.no_properties) {
     harness::SamplerOptions sampler_options;
@@ -327,6 +327,12 @@ int Mutants(const MutantsOptions& o) {
   for (const auto& [name, bug_class] : names) {
     rows.push_back(Judge(name, bug_class, *suites, o, excluded));
     const Row& r = rows.back();
+    if (o.verbose) {
+      for (const Catch& c : r.catches) {
+        std::cerr << "    " << r.name << "  " << c.check << "  (" << Compact(c.needed) << (c.draws ? " draws)" : " cases)")
+                  << "\n";
+      }
+    }
     std::cerr << "  " << std::left << std::setw(27) << r.name << std::setw(12) << Verdict(r) << std::fixed
               << std::setprecision(1) << r.seconds << " s  " << CaughtBy(r) << "\n"
               << std::defaultfloat;
@@ -358,6 +364,7 @@ const bool registered = RegisterCommand(
        cmd.add_option("--only", o->only, "only these mutants (repeatable); the control always runs");
        cmd.add_option("--max-success", o->max_success, "property cases per property (default 100)");
        cmd.add_flag("--no-properties", o->no_properties, "campaigns only");
+       cmd.add_flag("--verbose,-v", o->verbose, "print every check that caught each mutant (stderr)");
        cmd.add_flag("--list", o->list, "list the zoo (name, bug class, source, fault) and exit");
        cmd.add_flag("--markdown", o->markdown, "print the table as Markdown (docs/mutants.md)");
        cmd.add_option("--jobs,-j", o->jobs, "parallel cases per campaign (default: one per core)");

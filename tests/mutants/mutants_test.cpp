@@ -126,6 +126,8 @@ struct QuickCatch {
   bool by_support;  // caught by a support violation (else by the statistical tests)
 };
 
+void PrintTo(const QuickCatch& q, std::ostream* os) { *os << "mutant:" << q.mutant; }
+
 class CaughtByItsCheck : public ::testing::TestWithParam<QuickCatch> {};
 
 TEST_P(CaughtByItsCheck, CampaignFailsAndTheControlPasses) {
@@ -163,8 +165,8 @@ INSTANTIATE_TEST_SUITE_P(
                                             "params": {"top_p": 0.75}})", false},
         QuickCatch{"argmax-fallback-4-retries", R"({"name": "topp", "row": {"kind": "zipf", "vocab": 2000},
                                                    "params": {"top_p": 0.5}})", false}),
-    [](const ::testing::TestParamInfo<QuickCatch>& info) {
-      std::string name = info.param.mutant;
+    [](const ::testing::TestParamInfo<QuickCatch>& param_info) {
+      std::string name = param_info.param.mutant;
       for (char& c : name) {
         if (!isalnum(static_cast<unsigned char>(c))) c = '_';
       }
@@ -180,7 +182,7 @@ TEST(MutantZoo, PropertyOnlyFaultsAreCaughtByTheirProperty) {
       {"seed-reused-across-rows", "stream-independence"},
   };
   properties::PropertyOptions options;
-  options.max_success = 30;
+  options.max_success = 100;  // the CI count: support-containment reaches a NaN row within it
   for (const auto& [mutant, property] : expected) {
     auto sampler = Make("mutant:" + mutant);
     ASSERT_TRUE(sampler);
