@@ -438,7 +438,16 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     const Pipeline::Result& chosen = options.ambiguous == AmbiguousPolicy::kAllIn    ? all_in
                                      : options.ambiguous == AmbiguousPolicy::kAllOut ? all_out
                                                                                        : computed;
-    result.ambiguous.assign(prepared.order.begin() + all_out.kept, prepared.order.begin() + all_in.kept);
+    // kAllOut never empties the kept set (the first position stays), so when a band starts at position 0 the
+    // first position is not counted by the cut difference. A tie group cut by position is ambiguous as a whole:
+    // extend the range down over exact ties with its first member (value-based decisions treat tied tokens
+    // alike, so this only adds the members a positional cut split off).
+    int64_t ambiguous_lo = all_out.kept;
+    while (ambiguous_lo > 0 && ambiguous_lo < all_in.kept &&
+           prepared.weight[prepared.order[ambiguous_lo - 1]] == prepared.weight[prepared.order[ambiguous_lo]]) {
+      --ambiguous_lo;
+    }
+    result.ambiguous.assign(prepared.order.begin() + ambiguous_lo, prepared.order.begin() + all_in.kept);
     std::sort(result.ambiguous.begin(), result.ambiguous.end());
     std::sort(result.boundary.begin(), result.boundary.end(), [](const Decision& a, const Decision& b) {
       return a.token != b.token ? a.token < b.token : static_cast<int>(a.filter) < static_cast<int>(b.filter);

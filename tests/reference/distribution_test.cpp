@@ -97,11 +97,11 @@ std::vector<VectorCase> DiscriminatingVectors() {
     cases.push_back({"V1_top_p_0.88", v1, Params(1, -1, 0.88, 0), by});
   }
   // V2: four tied tokens, k = 2. Tie-keeping profiles stay uniform; exact-k profiles keep the two lowest ids and
-  // report the tie group (position 0 always stays kept, so token 0 is not listed).
+  // report the whole tie group ambiguous (an engine with another sort order keeps another pair).
   {
     auto by = Same({"hf", "vllm", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch", "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}});
-    by = Same({"vllm-triton", "trtllm-cuda", "sglang-torch"}, {{0, 1}, {0.5, 0.5}, {1, 2, 3}}, by);
+    by = Same({"vllm-triton", "trtllm-cuda", "sglang-torch"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
     cases.push_back({"V2_ties_top_k_2", {0.25, 0.25, 0.25, 0.25}, Params(1, 2, 1.0, 0), by});
   }
   // V2': [0.4, 0.3, 0.3], p = 0.5. Pivot top-p keeps the whole tie group; sort-based profiles cut it by position.
@@ -186,8 +186,8 @@ TEST(DiscriminatingVectors, EqualityBoundariesAreAmbiguousInEveryProfile) {
 TEST(TopPComparison, StrictNonStrictAndPivotOnAnExactBoundary) {
   const std::vector<float> row = {0, 0, 0, 0};
   const SamplingParams params = Params(1, -1, 0.5, 0);
-  ExpectDistribution(Compute(row, params, P("vllm")), {{0, 1}, {0.5, 0.5}, {1, 2, 3}}, "vllm", 0);
-  ExpectDistribution(Compute(row, params, P("sglang-torch")), {{0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, {1, 2, 3}},
+  ExpectDistribution(Compute(row, params, P("vllm")), {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, "vllm", 0);
+  ExpectDistribution(Compute(row, params, P("sglang-torch")), {{0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, {0, 1, 2, 3}},
                      "sglang-torch", 1e-18);
   ExpectDistribution(Compute(row, params, P("flashinfer-joint")), {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}},
                      "flashinfer-joint", 0);
@@ -319,7 +319,7 @@ TEST(Greedy, TopKOneAndTopPZeroFollowTheProfile) {
   // top_k = 1 as a filter: tie-keeping profiles keep every maximal token.
   ExpectDistribution(Compute(row, Params(1, 1, 1, 0), P("hf")), {{0, 1}, {0.5, 0.5}, {}}, "hf top_k=1", 0);
   ExpectDistribution(Compute(row, Params(1, 1, 1, 0), P("vllm")), {{0, 1}, {0.5, 0.5}, {}}, "vllm top_k=1", 0);
-  ExpectDistribution(Compute(row, Params(1, 1, 1, 0), P("vllm-triton")), {{0}, {1.0}, {1}}, "vllm-triton top_k=1", 0);
+  ExpectDistribution(Compute(row, Params(1, 1, 1, 0), P("vllm-triton")), {{0}, {1.0}, {0, 1}}, "vllm-triton top_k=1", 0);
 }
 
 // Disabled values are exact no-ops: the distribution is bit-identical to the one without the filter.
@@ -474,4 +474,16 @@ TEST(Profiles, NamesAreUniqueAndFindable) {
 }
 
 }  // namespace
+// Found by properties/ (tied-tokens-identical-probability): a tie group cut by position at the very top of the
+// order is ambiguous as a whole, its first member included. Row [-16, -16], T = 0.5, top_p = 1/64.
+TEST(Ambiguity, TieGroupCutAtTheTopIsAmbiguousAsAWhole) {
+  const std::vector<float> row = {-16.0f, -16.0f};
+  for (const char* name : {"vllm", "hf", "vllm-triton", "trtllm-torch", "sglang-torch"}) {
+    const auto dist = ComputeDistribution(LogitsView::Fp32(row), Params(0.5, -1, 0.015625, 0), *FindProfile(name));
+    ASSERT_TRUE(dist.ok()) << name;
+    EXPECT_EQ(dist->kept, std::vector<int32_t>{0}) << name;
+    EXPECT_EQ(dist->ambiguous, (std::vector<int32_t>{0, 1})) << name;
+  }
+}
+
 }  // namespace samplecheck
