@@ -2,6 +2,7 @@
 // Bug classes are those of docs/semantics.md §2 (../shared/docs/semantics.md); sources name the engine, issue or
 // seed (../shared/seeds/) each mutant models. docs/mutants.md is the table of this file with the measured verdicts.
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <map>
@@ -206,11 +207,26 @@ Counter CounterByBatchSize(std::span<const SamplingParams> batch, size_t row) {
 
 // ---- profile hooks ---------------------------------------------------------------------------------------------
 
+// Profile hooks flip one field, so each is a fault under every profile (the zoo's names describe the default vllm).
 void JointTopP(Profile& p) {
-  p.top_p_input = TopPInput::kFull;
-  p.top_p_input_with_min_p = TopPInput::kFull;
+  const TopPInput flipped = p.top_p_input == TopPInput::kFull ? TopPInput::kRenormalized : TopPInput::kFull;
+  p.top_p_input = flipped;
+  p.top_p_input_with_min_p = flipped;
 }
-void MinPAfterTopP(Profile& p) { p.order = {Filter::kTopK, Filter::kTopP, Filter::kMinP}; }
+// min-p moves to the other end of the order: last where the profile runs it first (vllm, TRT), first where it runs
+// it last (hf, sglang).
+void MinPAfterTopP(Profile& p) {
+  if (p.order[0] == Filter::kMinP) {
+    p.order = {p.order[1], p.order[2], Filter::kMinP};
+  } else {
+    std::array<Filter, 3> order{Filter::kMinP, Filter::kTopK, Filter::kTopP};
+    size_t next = 1;
+    for (Filter f : p.order) {
+      if (f != Filter::kMinP) order[next++] = f;
+    }
+    p.order = order;
+  }
+}
 void NonStrictTopP(Profile& p) {
   p.top_p_comparison = p.top_p_comparison == TopPComparison::kStrict ? TopPComparison::kNonStrict
                                                                       : TopPComparison::kStrict;
@@ -218,7 +234,9 @@ void NonStrictTopP(Profile& p) {
 void ExactKTies(Profile& p) {
   p.top_k_ties = p.top_k_ties == TopKTies::kKeepTied ? TopKTies::kExactK : TopKTies::kKeepTied;
 }
-void TruncatedCdfTopP(Profile& p) { p.top_p_mass = TopPMass::kTruncatedCdf; }
+void TruncatedCdfTopP(Profile& p) {
+  p.top_p_mass = p.top_p_mass == TopPMass::kRenormalize ? TopPMass::kTruncatedCdf : TopPMass::kRenormalize;
+}
 
 Fault WithProfile(ProfileHook hook) { Fault f; f.profile = hook; return f; }
 Fault WithParams(ParamsHook hook) { Fault f; f.params = hook; return f; }
@@ -267,11 +285,13 @@ const std::vector<MutantDef>& MutantDefs() {
       {{"topp-joint", kFilterOrder,
         "TokenSpeed PR #280 review (seed 003: top-p rejection compares with the full-vocab mass); FlashInfer "
         "filter_apply_order joint vs top_k_first",
-        "top-p sees the full distribution instead of the top-k-renormalized one (joint instead of top_k_first)",
+        "top-p sees the full distribution instead of the top-k-renormalized one (joint instead of top_k_first; the "
+        "reverse under a joint profile)",
         "profile", "campaign:V5-joint/support", false},
        WithProfile(JointTopP)},
       {{"minp-after-topp", kFilterOrder, "HF order (TopK, TopP, MinP) vs vLLM/TRT min-p first (semantics.md V4)",
-        "min-p runs after top-k and top-p on the truncated distribution instead of first on the full one",
+        "min-p runs after top-k and top-p on the truncated distribution instead of first on the full one (first "
+        "instead of last under hf / sglang)",
         "profile", "campaign:V4-minp-order/pearson", true},
        WithProfile(MinPAfterTopP)},
       {{"temperature-after-filters", kFilterOrder, "semantics.md §2 (filter order); seed 004 (temperature first)",
@@ -285,7 +305,8 @@ const std::vector<MutantDef>& MutantDefs() {
         "draw", "campaign:topp/max-z", true},
        WithDraw(DrawRule::kRejectionThenArgmax)},
       {{"topp-truncated-cdf", kBoundary, "TensorRT-LLM legacy topPSsampling (semantics.md 1.4, V3: TV 0.095)",
-        "the crossing token gets top_p - mass_above (CDF truncated at top_p) instead of renormalized nucleus mass",
+        "the crossing token gets top_p - mass_above (CDF truncated at top_p) instead of renormalized nucleus mass "
+        "(the reverse under trtllm-cuda)",
         "profile", "campaign:V3-nucleus/pearson", false},
        WithProfile(TruncatedCdfTopP)},
       // --- subtle ---
