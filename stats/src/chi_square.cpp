@@ -1,6 +1,8 @@
 #include "samplecheck/stats/chi_square.h"
 
 #include <cmath>
+#include <exception>
+#include <sstream>
 #include <string>
 
 #include <boost/math/distributions/chi_squared.hpp>
@@ -14,13 +16,33 @@ std::string CheckDof(std::uint64_t dof) {
   return "dof = 0 is outside the allowed range [1, inf): a binning needs at least two cells";
 }
 
+// Boost.Math's default policy throws (std::overflow_error, boost::math::evaluation_error, ...) where it cannot
+// evaluate a function, e.g. dof above ~1e11 in the quantile. Every Boost call of stats/ is wrapped so that the
+// exception becomes a Checked failure naming the inputs, and a non-finite result is rejected the same way.
+template <typename F>
+Checked<double> Evaluate(const char* what, std::uint64_t dof, double x, const char* x_name, F&& f) {
+  std::ostringstream msg;
+  msg.precision(17);
+  try {
+    const double v = f();
+    if (std::isfinite(v)) return {v, {}};
+    msg << what << "(dof = " << dof << ", " << x_name << " = " << x << ") could not be evaluated: Boost.Math returned "
+        << v;
+  } catch (const std::exception& e) {
+    msg << what << "(dof = " << dof << ", " << x_name << " = " << x << ") could not be evaluated: " << e.what();
+  }
+  return Checked<double>::Fail(msg.str());
+}
+
 }  // namespace
 
 Checked<double> ChiSquareCriticalValue(std::uint64_t dof, double alpha) {
   if (auto e = CheckDof(dof); !e.empty()) return Checked<double>::Fail(e);
   if (auto e = CheckProbabilityOpen("alpha", alpha); !e.empty()) return Checked<double>::Fail(e);
-  const boost::math::chi_squared d(static_cast<double>(dof));
-  return {boost::math::quantile(boost::math::complement(d, alpha)), {}};
+  return Evaluate("ChiSquareCriticalValue", dof, alpha, "alpha", [&] {
+    const boost::math::chi_squared d(static_cast<double>(dof));
+    return boost::math::quantile(boost::math::complement(d, alpha));
+  });
 }
 
 Checked<double> ChiSquarePValue(double statistic, std::uint64_t dof) {
@@ -28,14 +50,36 @@ Checked<double> ChiSquarePValue(double statistic, std::uint64_t dof) {
   if (auto e = CheckNonNegativeFinite("chi-square statistic", statistic); !e.empty()) {
     return Checked<double>::Fail(e);
   }
-  const boost::math::chi_squared d(static_cast<double>(dof));
-  return {boost::math::cdf(boost::math::complement(d, statistic)), {}};
+  // P(X >= 0) = 1 exactly, for every dof. (Boost evaluates tgamma(dof / 2) on the way, which overflows for
+  // dof >= 3510: an exact fit over 3511 cells must not fail.)
+  if (statistic == 0.0) return {1.0, {}};
+  // Overflow is ignored (+inf) rather than thrown: for dof >= 3510 and a statistic far below dof, tgamma(dof / 2)
+  // overflows inside the lower-tail prefix, whose limit 0 gives the correct tail 1. Evaluation errors (dof above
+  // ~1e11 with the statistic near dof) still throw and become an error below; such dof are far beyond any binning
+  // (at most 2^32 cells), so no approximation is substituted.
+  namespace bp = boost::math::policies;
+  using Policy = bp::policy<bp::overflow_error<bp::ignore_error>>;
+  auto p = Evaluate("ChiSquarePValue", dof, statistic, "statistic", [&] {
+    const boost::math::chi_squared_distribution<double, Policy> d(static_cast<double>(dof));
+    return boost::math::cdf(boost::math::complement(d, statistic));
+  });
+  if (p.ok() && !(p.value >= 0.0 && p.value <= 1.0)) p.value = p.value < 0.0 ? 0.0 : 1.0;
+  return p;
 }
 
 Checked<double> NormalUpperQuantile(double alpha) {
   if (auto e = CheckProbabilityOpen("alpha", alpha); !e.empty()) return Checked<double>::Fail(e);
-  const boost::math::normal n;
-  return {boost::math::quantile(boost::math::complement(n, alpha)), {}};
+  std::ostringstream msg;
+  msg.precision(17);
+  try {
+    const boost::math::normal n;
+    const double z = boost::math::quantile(boost::math::complement(n, alpha));
+    if (!std::isnan(z)) return {z, {}};
+    msg << "NormalUpperQuantile(alpha = " << alpha << ") could not be evaluated: Boost.Math returned NaN";
+  } catch (const std::exception& e) {
+    msg << "NormalUpperQuantile(alpha = " << alpha << ") could not be evaluated: " << e.what();
+  }
+  return Checked<double>::Fail(msg.str());
 }
 
 Checked<double> BonferroniTwoSidedZThreshold(double alpha, std::uint64_t m) {
@@ -47,8 +91,13 @@ Checked<double> BonferroniTwoSidedZThreshold(double alpha, std::uint64_t m) {
 double NormalTwoSidedPValue(double z) {
   if (std::isnan(z)) return std::nan("");
   if (std::isinf(z)) return 0.0;
-  const boost::math::normal n;
-  const double p = 2.0 * boost::math::cdf(boost::math::complement(n, std::fabs(z)));
+  double p;
+  try {
+    const boost::math::normal n;
+    p = 2.0 * boost::math::cdf(boost::math::complement(n, std::fabs(z)));
+  } catch (const std::exception&) {
+    p = std::erfc(std::fabs(z) / std::sqrt(2.0));  // the same quantity; Boost does not throw for finite z
+  }
   return p > 1.0 ? 1.0 : p;
 }
 

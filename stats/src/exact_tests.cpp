@@ -1,7 +1,11 @@
 #include "samplecheck/stats/exact_tests.h"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
 #include <sstream>
+#include <stdexcept>
+#include <limits>
 #include <vector>
 
 #include <boost/math/distributions/binomial.hpp>
@@ -16,7 +20,8 @@ constexpr double kRelativeTolerance = 1e-7;
 
 // Validates; fills the positive cells' probabilities and observed counts.
 std::string Collect(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
-                    std::vector<double>& p, std::vector<std::uint64_t>& o, std::uint64_t& violations) {
+                    std::vector<double>& p, std::vector<std::uint64_t>& o, std::uint64_t& n,
+                    std::uint64_t& violations) {
   std::ostringstream msg;
   if (observed.size() != probabilities.size()) {
     msg << "observed.size() = " << observed.size() << " differs from probabilities.size() = "
@@ -32,13 +37,21 @@ std::string Collect(std::span<const std::uint64_t> observed, std::span<const dou
     total += probabilities[i];
   }
   if (!(total > 0)) return "probabilities sum to 0: the expected counts must have a positive sum";
+  n = 0;
   violations = 0;
   for (std::size_t i = 0; i < probabilities.size(); ++i) {
     if (probabilities[i] > 0.0) {
       p.push_back(static_cast<double>(probabilities[i] / total));
       o.push_back(observed[i]);
-    } else {
-      violations += observed[i];
+      if (__builtin_add_overflow(n, observed[i], &n)) {
+        msg << "observed counts of the positive-probability cells sum to more than 2^64 - 1 (at observed[" << i
+            << "] = " << observed[i] << ")";
+        return msg.str();
+      }
+    } else if (__builtin_add_overflow(violations, observed[i], &violations)) {
+      msg << "observed counts of the zero-probability cells sum to more than 2^64 - 1 (at observed[" << i
+          << "] = " << observed[i] << ")";
+      return msg.str();
     }
   }
   if (p.size() < 2) return "only one cell has positive probability: dof = 0 is outside the allowed range [1, inf)";
@@ -81,15 +94,15 @@ ExactPValue ExactMultinomialTest(std::span<const std::uint64_t> observed, std::s
   ExactPValue out;
   std::vector<double> p;
   std::vector<std::uint64_t> o;
-  out.error = Collect(observed, probabilities, p, o, out.support_violations);
-  if (!out.ok()) return out;
   std::uint64_t n = 0;
-  for (auto c : o) n += c;
+  out.error = Collect(observed, probabilities, p, o, n, out.support_violations);
+  if (!out.ok()) return out;
   const std::size_t K = p.size();
-  const double count = Combinations(n + K - 1, K - 1);
+  const bool wraps = n > std::numeric_limits<std::uint64_t>::max() - (K - 1);
+  const double count = wraps ? HUGE_VAL : Combinations(n + K - 1, K - 1);
   if (!(count <= static_cast<double>(max_outcomes))) {
     std::ostringstream msg;
-    msg << "the exact multinomial test would enumerate C(" << n + K - 1 << ", " << K - 1 << ") = " << count
+    msg << "the exact multinomial test would enumerate C(" << static_cast<long double>(n) + (K - 1) << ", " << K - 1 << ") = " << count
         << " outcomes, outside the allowed range [1, " << max_outcomes
         << "]: use MonteCarloPearsonTest or PearsonChiSquareTest";
     out.error = msg.str();
@@ -115,14 +128,13 @@ ExactPValue MonteCarloPearsonTest(std::span<const std::uint64_t> observed, std::
   ExactPValue out;
   std::vector<double> p;
   std::vector<std::uint64_t> o;
-  out.error = Collect(observed, probabilities, p, o, out.support_violations);
+  std::uint64_t n = 0;
+  out.error = Collect(observed, probabilities, p, o, n, out.support_violations);
   if (!out.ok()) return out;
   if (replicates == 0) {
     out.error = "replicates = 0 is outside the allowed range [1, inf)";
     return out;
   }
-  std::uint64_t n = 0;
-  for (auto c : o) n += c;
   auto pearson = [&](std::span<const std::uint64_t> x) {
     long double s = 0;
     for (std::size_t i = 0; i < p.size(); ++i) {
@@ -155,35 +167,43 @@ Checked<double> ExactBinomialPValue(std::uint64_t k, std::uint64_t n, double p) 
   }
   if (auto e = CheckProbabilityOpen("p", p); !e.empty()) return Checked<double>::Fail(e);
   namespace bm = boost::math;
-  const bm::binomial_distribution<double> d(static_cast<double>(n), p);
-  const double nd = static_cast<double>(n);
-  const double dk = bm::pdf(d, static_cast<double>(k));
-  const double bound = dk * (1.0 + kRelativeTolerance);
-  const double mode = std::floor((nd + 1.0) * p) > nd ? nd : std::floor((nd + 1.0) * p);
-  double result;
-  if (static_cast<double>(k) == mode || bound >= bm::pdf(d, mode)) {
-    return {1.0, {}};
-  }
-  if (static_cast<double>(k) < mode) {
-    // Left tail up to k, plus the right tail from the first j > mode with pdf(j) <= bound (pdf decreases there).
-    std::uint64_t lo = static_cast<std::uint64_t>(mode), hi = n + 1;  // answer in (lo, hi]; hi = n+1 means none
-    while (hi - lo > 1) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (bm::pdf(d, static_cast<double>(mid)) <= bound) hi = mid; else lo = mid;
+  try {  // Boost.Math's default policy throws where it cannot evaluate: an error value, never an exception
+    const bm::binomial_distribution<double> d(static_cast<double>(n), p);
+    const double nd = static_cast<double>(n);
+    const double dk = bm::pdf(d, static_cast<double>(k));
+    const double bound = dk * (1.0 + kRelativeTolerance);
+    const double mode = std::floor((nd + 1.0) * p) > nd ? nd : std::floor((nd + 1.0) * p);
+    double result;
+    if (static_cast<double>(k) == mode || bound >= bm::pdf(d, mode)) {
+      return {1.0, {}};
     }
-    result = bm::cdf(d, static_cast<double>(k));
-    if (hi <= n) result += bm::cdf(bm::complement(d, static_cast<double>(hi) - 1.0));
-  } else {
-    // Right tail from k, plus the left tail up to the last j < mode with pdf(j) <= bound.
-    std::int64_t lo = -1, hi = static_cast<std::int64_t>(mode);  // answer in [lo, hi); lo = -1 means none
-    while (hi - lo > 1) {
-      const std::int64_t mid = lo + (hi - lo) / 2;
-      if (bm::pdf(d, static_cast<double>(mid)) <= bound) lo = mid; else hi = mid;
+    if (static_cast<double>(k) < mode) {
+      // Left tail up to k, plus the right tail from the first j > mode with pdf(j) <= bound (pdf decreases there).
+      std::uint64_t lo = static_cast<std::uint64_t>(mode), hi = n + 1;  // answer in (lo, hi]; hi = n+1 means none
+      while (hi - lo > 1) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (bm::pdf(d, static_cast<double>(mid)) <= bound) hi = mid; else lo = mid;
+      }
+      result = bm::cdf(d, static_cast<double>(k));
+      if (hi <= n) result += bm::cdf(bm::complement(d, static_cast<double>(hi) - 1.0));
+    } else {
+      // Right tail from k, plus the left tail up to the last j < mode with pdf(j) <= bound.
+      std::int64_t lo = -1, hi = static_cast<std::int64_t>(mode);  // answer in [lo, hi); lo = -1 means none
+      while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        if (bm::pdf(d, static_cast<double>(mid)) <= bound) lo = mid; else hi = mid;
+      }
+      result = bm::cdf(bm::complement(d, static_cast<double>(k) - 1.0));
+      if (lo >= 0) result += bm::cdf(d, static_cast<double>(lo));
     }
-    result = bm::cdf(bm::complement(d, static_cast<double>(k) - 1.0));
-    if (lo >= 0) result += bm::cdf(d, static_cast<double>(lo));
+    if (std::isnan(result)) throw std::domain_error("Boost.Math returned NaN");
+    return {std::clamp(result, 0.0, 1.0), {}};
+  } catch (const std::exception& e) {
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "ExactBinomialPValue(k = " << k << ", n = " << n << ", p = " << p << ") could not be evaluated: " << e.what();
+    return Checked<double>::Fail(msg.str());
   }
-  return {std::min(1.0, result), {}};
 }
 
 Checked<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, double confidence) {
@@ -194,13 +214,38 @@ Checked<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, doubl
     return Checked<Interval>::Fail(msg.str());
   }
   if (auto e = CheckProbabilityOpen("confidence", confidence); !e.empty()) return Checked<Interval>::Fail(e);
+  auto fail = [&](const std::string& why) {
+    std::ostringstream msg;
+    msg.precision(17);
+    msg << "ClopperPearsonInterval(k = " << k << ", n = " << n << ", confidence = " << confidence
+        << ") could not be evaluated: " << why;
+    return Checked<Interval>::Fail(msg.str());
+  };
   using B = boost::math::binomial_distribution<double>;
   const double tail = (1.0 - confidence) / 2.0;
   Interval iv;
-  iv.lower = B::find_lower_bound_on_p(static_cast<double>(n), static_cast<double>(k), tail,
-                                      B::clopper_pearson_exact_interval);
-  iv.upper = B::find_upper_bound_on_p(static_cast<double>(n), static_cast<double>(k), tail,
-                                      B::clopper_pearson_exact_interval);
+  try {  // Boost.Math's default policy throws (series limits, root finding) for huge n or extreme confidence
+    iv.lower = k == 0 ? 0.0
+                      : B::find_lower_bound_on_p(static_cast<double>(n), static_cast<double>(k), tail,
+                                                 B::clopper_pearson_exact_interval);
+    iv.upper = k == n ? 1.0
+                      : B::find_upper_bound_on_p(static_cast<double>(n), static_cast<double>(k), tail,
+                                                 B::clopper_pearson_exact_interval);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  // The exact interval satisfies 0 <= lower <= k / n <= upper <= 1 (strictly inside for 0 < k < n). Where
+  // Boost's incomplete-beta inversion loses that (n above ~1e15 in double, where the interval is narrower than
+  // its accuracy), the bounds are not trustworthy: an error, never an inverted or misplaced interval.
+  const long double phat = static_cast<long double>(k) / static_cast<long double>(n);
+  if (!(iv.lower >= 0.0 && iv.upper <= 1.0 && static_cast<long double>(iv.lower) <= phat &&
+        phat <= static_cast<long double>(iv.upper))) {
+    std::ostringstream why;
+    why.precision(17);
+    why << "Boost.Math gave [" << iv.lower << ", " << iv.upper << "], which does not contain k / n = "
+        << static_cast<double>(phat) << " inside [0, 1] (beyond Boost.Math's accuracy in double: n or the confidence is too extreme)";
+    return fail(why.str());
+  }
   return {iv, {}};
 }
 

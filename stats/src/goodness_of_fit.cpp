@@ -1,6 +1,8 @@
 #include "samplecheck/stats/goodness_of_fit.h"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <sstream>
 
@@ -41,10 +43,12 @@ std::string Prepare(std::span<const std::uint64_t> observed, std::span<const dou
   violations = 0;
   for (std::size_t i = 0; i < probabilities.size(); ++i) {
     p[i] = probabilities[i] / total;
-    if (probabilities[i] > 0.0) {
-      n += observed[i];
-    } else {
-      violations += observed[i];
+    // A draw total above 2^64 - 1 would wrap: the statistics and the binomial of MaxAbsZTest (k <= n) need it.
+    std::uint64_t& sum = probabilities[i] > 0.0 ? n : violations;
+    if (__builtin_add_overflow(sum, observed[i], &sum)) {
+      msg << "observed counts of the " << (probabilities[i] > 0.0 ? "positive" : "zero")
+          << "-probability cells sum to more than 2^64 - 1 (at observed[" << i << "] = " << observed[i] << ")";
+      return msg.str();
     }
   }
   return {};
@@ -153,14 +157,32 @@ MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const dou
   const long double nn = static_cast<long double>(n);
   double min_tail = 2.0;
   for (std::size_t cell : cells) {
-    const boost::math::binomial_distribution<double> d(static_cast<double>(n), static_cast<double>(p[cell]));
     const double o = static_cast<double>(observed[cell]);
     const long double e = nn * p[cell];
     // Only the tail on the side of the deviation can be the smaller one (the binomial median lies within 1 of
     // its mean); evaluate both when the count is within 1 of the mean.
     const long double dev = static_cast<long double>(observed[cell]) - e;
-    const double lower = dev <= 1 ? boost::math::cdf(d, o) : 1.0;
-    const double upper = dev >= -1 && observed[cell] > 0 ? boost::math::cdf(boost::math::complement(d, o - 1.0)) : 1.0;
+    double lower = 1.0, upper = 1.0;
+    try {  // Boost.Math's default policy throws where it cannot evaluate: an error value, never an exception
+      const boost::math::binomial_distribution<double> d(static_cast<double>(n), static_cast<double>(p[cell]));
+      if (dev <= 1) lower = boost::math::cdf(d, o);
+      if (dev >= -1 && observed[cell] > 0) upper = boost::math::cdf(boost::math::complement(d, o - 1.0));
+    } catch (const std::exception& ex) {
+      std::ostringstream msg;
+      msg.precision(17);
+      msg << "MaxAbsZTest: the binomial tail of cell " << cell << " (observed " << observed[cell] << " of n = " << n
+          << ", p = " << static_cast<double>(p[cell]) << ") could not be evaluated: " << ex.what();
+      out.error = msg.str();
+      return out;
+    }
+    if (std::isnan(lower) || std::isnan(upper)) {
+      std::ostringstream msg;
+      msg.precision(17);
+      msg << "MaxAbsZTest: the binomial tail of cell " << cell << " (observed " << observed[cell] << " of n = " << n
+          << ", p = " << static_cast<double>(p[cell]) << ") could not be evaluated: Boost.Math returned NaN";
+      out.error = msg.str();
+      return out;
+    }
     const double tail = std::min(1.0, 2.0 * std::min(lower, upper));
     const double z = static_cast<double>((static_cast<long double>(observed[cell]) - e) /
                                          std::sqrt(e * (1 - p[cell])));

@@ -18,9 +18,16 @@ TwoSample TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<con
     return out;
   }
   for (std::size_t i = 0; i < r.size(); ++i) {
-    out.draws_r += r[i];
-    out.draws_s += s[i];
-    if (r[i] + s[i] > 0) ++out.nonempty_bins;
+    std::uint64_t pooled = 0;
+    if (__builtin_add_overflow(out.draws_r, r[i], &out.draws_r) ||
+        __builtin_add_overflow(out.draws_s, s[i], &out.draws_s) || __builtin_add_overflow(r[i], s[i], &pooled)) {
+      std::ostringstream msg;
+      msg << "counts sum to more than 2^64 - 1 (at bin " << i << ": r = " << r[i] << ", s = " << s[i]
+          << "): a draw total must fit in 64 bits";
+      out.error = msg.str();
+      return out;
+    }
+    if (pooled > 0) ++out.nonempty_bins;
   }
   if (out.draws_r == 0 || out.draws_s == 0) {
     out.error = "an arm has 0 draws: each arm needs at least one draw";

@@ -6,6 +6,10 @@
 // Tail probabilities are always computed as cdf(complement(d, x)) and critical values as
 // quantile(complement(d, alpha)), never as 1 - cdf or quantile(d, 1 - alpha): those lose every digit below
 // about 1e-16, and this library works at alpha down to 1e-12 and reports p-values far smaller.
+//
+// Where Boost.Math cannot evaluate (it throws under its default policy: dof above ~1e11, far beyond any binning),
+// the result is an error naming the inputs ("... could not be evaluated: <Boost's message>"); no approximation
+// is substituted and nothing throws.
 
 #include <cstdint>
 
@@ -18,7 +22,8 @@ inline constexpr char kChiSquared[] = "chi-squared";
 // The x with P(X >= x) = alpha for X ~ chi-square(dof). dof >= 1, alpha in (0, 1).
 Checked<double> ChiSquareCriticalValue(std::uint64_t dof, double alpha);
 
-// P(X >= statistic) for X ~ chi-square(dof). dof >= 1, statistic >= 0 and finite.
+// P(X >= statistic) for X ~ chi-square(dof). dof >= 1, statistic >= 0 and finite. A statistic of 0 has p-value
+// exactly 1 for every dof.
 Checked<double> ChiSquarePValue(double statistic, std::uint64_t dof);
 
 // The z with P(Z >= z) = alpha for Z ~ N(0, 1). alpha in (0, 1).

@@ -46,7 +46,9 @@ struct Interval {
   double upper = 1.0;
 };
 // Clopper-Pearson (exact) two-sided interval for a binomial proportion at `confidence` in (0, 1): each side
-// has at most (1 - confidence) / 2 miss probability. n >= 1, k <= n.
+// has at most (1 - confidence) / 2 miss probability. n >= 1, k <= n. A valid result has
+// 0 <= lower <= k / n <= upper <= 1; where Boost.Math cannot evaluate the bounds or loses that order (n beyond
+// ~1e14 or extreme confidence, where double precision does not resolve the interval) the result is an error.
 Checked<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, double confidence);
 
 }  // namespace samplecheck::stats

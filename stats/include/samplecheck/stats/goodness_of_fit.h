@@ -38,7 +38,8 @@ struct GoodnessOfFit {
 };
 
 // `probabilities` are non-negative finite weights, normalized here by their sum; at least two must be positive.
-// observed.size() must equal probabilities.size().
+// observed.size() must equal probabilities.size(); the counts of the positive-probability cells, and those of the
+// zero-probability cells, must each sum to at most 2^64 - 1 (else an error: the draw total would wrap).
 GoodnessOfFit PearsonChiSquareTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities);
 GoodnessOfFit GTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities);
 
@@ -74,6 +75,8 @@ struct MaxAbsZ {
   bool ok() const noexcept { return error.empty(); }
   bool Passes() const noexcept { return ok() && p_value >= alpha; }
 };
+// The counts must sum to at most 2^64 - 1 (as for PearsonChiSquareTest); a binomial tail that Boost.Math cannot
+// evaluate is an error naming the cell, never an exception.
 MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
                     std::span<const std::size_t> cells, double alpha);
 
