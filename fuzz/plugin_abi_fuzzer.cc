@@ -11,6 +11,8 @@
 //   processed  ok => vocab entries, finite, >= 0, summing to 1 within 1e-3.
 //   count      ok => the histogram grew by exactly the draws minus the invalid ones, no 2^64 wrap.
 //   misc       Name() and GetCapabilities() with NULL or odd name/profile/flags answers.
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -32,6 +34,16 @@ void CheckError(const Error& e, const char* call) {
 
 }  // namespace
 }  // namespace samplecheck::fuzz
+
+// The plugin stays mapped for the whole run (RTLD_NODELETE): the harness dlopens and dlcloses it for every input,
+// and in the fuzz build the plugin carries coverage counters that libFuzzer reads after every input.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (!dlopen(SAMPLECHECK_SCRIPTED_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {
+    std::fprintf(stderr, "plugin_abi_fuzzer: cannot load %s: %s\n", SAMPLECHECK_SCRIPTED_PLUGIN_PATH, dlerror());
+    std::abort();
+  }
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace samplecheck;
