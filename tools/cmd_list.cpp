@@ -1,9 +1,11 @@
-// samplecheck list: the samplers this build can check, the built-in suites and the semantics profiles.
+// samplecheck list: the samplers this build can check, the built-in suites, the semantics profiles and the mutant
+// zoo (harness/mutants.h: `--sampler mutant:<name>`, `samplecheck mutants`).
 #include <iomanip>
 #include <iostream>
 #include <memory>
 
 #include "command_registry.h"
+#include "samplecheck/harness/mutants.h"
 #include "samplecheck/harness/sampler_registry.h"
 #include "samplecheck/harness/suite.h"
 #include "samplecheck/reference/profile.h"
@@ -15,10 +17,11 @@ struct ListOptions {
   bool samplers = false;
   bool suites = false;
   bool profiles = false;
+  bool mutants = false;
 };
 
 int List(const ListOptions& o) {
-  const bool all = !o.samplers && !o.suites && !o.profiles;
+  const bool all = !o.samplers && !o.suites && !o.profiles && !o.mutants;
   if (all || o.samplers) {
     if (all) std::cout << "samplers (--sampler):\n";
     for (const auto& k : harness::ListSamplerKinds()) {
@@ -39,14 +42,23 @@ int List(const ListOptions& o) {
       std::cout << (all ? "  " : "") << std::left << std::setw(22) << p->name << " " << p->summary << "\n";
     }
   }
+  if (all || o.mutants) {
+    if (all) std::cout << "\nmutants (--sampler mutant:<name>; samplecheck mutants, docs/mutants.md):\n";
+    const std::string indent = all ? "  " : "";
+    for (const harness::MutantInfo& m : harness::ListMutants()) {
+      std::cout << indent << std::left << std::setw(27) << m.name << " " << m.bug_class << "\n"
+                << indent << std::setw(27) << "" << " source: " << m.source << "\n";
+    }
+  }
   return kExitOk;
 }
 
-const bool registered = RegisterCommand({"list", "samplers, built-in suites and semantics profiles", [](CLI::App& cmd) {
+const bool registered = RegisterCommand({"list", "samplers, built-in suites, semantics profiles and the mutant zoo", [](CLI::App& cmd) {
   auto o = std::make_shared<ListOptions>();
   cmd.add_flag("--samplers", o->samplers, "only the sampler kinds: spec, available|missing, summary");
   cmd.add_flag("--suites", o->suites, "only the built-in suites");
   cmd.add_flag("--profiles", o->profiles, "only the semantics profiles");
+  cmd.add_flag("--mutants", o->mutants, "only the mutant zoo: name, bug class, source");
   return [o]() { return List(*o); };
 }});
 

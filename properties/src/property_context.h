@@ -39,6 +39,8 @@ struct PropertyDef {
 
 const std::vector<PropertyDef>& DistributionProperties();
 const std::vector<PropertyDef>& DrawProperties();
+// Exact-boundary properties (boundary_properties.cpp): run after the draw properties.
+const std::vector<PropertyDef>& BoundaryProperties();
 
 // ---- shared helpers (fail the case with RC_FAIL, naming the row and parameters, when a call fails) ----
 

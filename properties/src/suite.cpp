@@ -20,7 +20,7 @@ class QuietListener final : public rc::detail::TestListener {
 };
 
 const PropertyDef* FindDef(const std::string& name) {
-  for (const auto* list : {&DistributionProperties(), &DrawProperties()}) {
+  for (const auto* list : {&DistributionProperties(), &DrawProperties(), &BoundaryProperties()}) {
     for (const PropertyDef& def : *list) {
       if (def.info.name == name) return &def;
     }
@@ -70,7 +70,7 @@ const char* PropertyStatusName(PropertyStatus status) {
 const std::vector<PropertyInfo>& AllProperties() {
   static const std::vector<PropertyInfo> infos = [] {
     std::vector<PropertyInfo> all;
-    for (const auto* list : {&DistributionProperties(), &DrawProperties()}) {
+    for (const auto* list : {&DistributionProperties(), &DrawProperties(), &BoundaryProperties()}) {
       for (const PropertyDef& def : *list) all.push_back(def.info);
     }
     return all;
