@@ -1,82 +1,55 @@
-// The fault policy is a template parameter of the kernel: one instantiation per KernelFault, the fault-free one
-// identical to SampleKernel of kernels/src/sample_from_logits.cu.
+// The fault policy is the FaultPolicy template parameter of the shipped kernel (kernels/src/detail/
+// sample_kernel.cuh's SampleKernel): one instantiation per KernelFault, each overriding one customization point of
+// NoFault; KernelFault::kNone overrides none, so it is the shipped kernel.
 #include "fault_sample.h"
 
 #include "detail/launch.h"
-#include "detail/philox_uniform.cuh"
-#include "detail/row_plan.cuh"
+#include "detail/sample_kernel.cuh"
 
 namespace samplecheck::kernels::test_mutants {
 namespace {
 
 using namespace samplecheck::kernels::detail;
 
+// KernelFault as a SampleKernel fault policy: each fault changes one customization point of NoFault.
 template <KernelFault kFault>
-__device__ __forceinline__ DeviceRowParams FaultyParams(const DeviceParams& params, int64_t b, int64_t r) {
-  DeviceRowParams p = params.At(kFault == KernelFault::kParamsByLogitsRow ? r : b);
-  if constexpr (kFault == KernelFault::kParamsByLogitsRow) {
-    const DeviceRowParams own = params.At(b);
-    p.seed = own.seed;  // only the filter parameters come from the wrong row
-    p.offset = own.offset;
-  }
-  if constexpr (kFault == KernelFault::kTopKPlusOne) {
-    if (p.top_k > 0) p.top_k += 1;
-  }
-  if constexpr (kFault == KernelFault::kMinPFromRowZero) {
-    if (p.min_p == 0.0) p.min_p = params.At(0).min_p;
-  }
-  if constexpr (kFault == KernelFault::kSeedOfRowZero) {
-    p.seed = params.At(0).seed;
-    p.offset = params.At(0).offset;
-  }
-  if constexpr (kFault == KernelFault::kOffsetNotAdvanced) {
-    p.offset = static_cast<uint64_t>(b);
-  }
-  return p;
-}
-
-template <class T, int kThreads, KernelFault kFault>
-__global__ void __launch_bounds__(kThreads)
-    FaultSampleKernel(const T* logits, BatchGeometry geometry, DeviceParams params, int32_t profile, int32_t* tokens,
-                      int32_t* row_status) {
-  using Planner = BlockRowPlanner<kThreads>;
-  __shared__ typename Planner::TempStorage storage;
-  const int64_t b = blockIdx.x;
-  const int64_t r = LogitsRowOf(geometry.row_indices, b, geometry.logits_rows);
-  if (r < 0) {
-    if (threadIdx.x == 0) {
-      tokens[b] = kInvalidToken;
-      if (row_status) row_status[b] = kStatusBadIndex;
+struct FaultPolicy : NoFault {
+  __device__ __forceinline__ static DeviceRowParams Params(const DeviceParams& params, int64_t b, int64_t r) {
+    DeviceRowParams p = params.At(kFault == KernelFault::kParamsByLogitsRow ? r : b);
+    if constexpr (kFault == KernelFault::kParamsByLogitsRow) {
+      const DeviceRowParams own = params.At(b);
+      p.seed = own.seed;  // only the filter parameters come from the wrong row
+      p.offset = own.offset;
     }
-    return;
+    if constexpr (kFault == KernelFault::kTopKPlusOne) {
+      if (p.top_k > 0) p.top_k += 1;
+    }
+    if constexpr (kFault == KernelFault::kMinPFromRowZero) {
+      if (p.min_p == 0.0) p.min_p = params.At(0).min_p;
+    }
+    if constexpr (kFault == KernelFault::kSeedOfRowZero) {
+      p.seed = params.At(0).seed;
+      p.offset = params.At(0).offset;
+    }
+    return p;
   }
-  const T* row = logits + r * geometry.row_stride;
-  const DeviceRowParams p = FaultyParams<kFault>(params, b, r);
-  Planner planner(storage);
-  const RowPlan plan = planner.Plan(row, geometry.vocab, p, profile);
-  int32_t token = kInvalidToken;
-  int32_t status = plan.status;
-  if (plan.status == kStatusGreedy) {
-    token = plan.greedy_token;
-  } else if (plan.status == kStatusSampled) {
-    const uint64_t target = DrawTarget(UniformForDraw(p.seed, p.offset), plan.kept_mass);
-    token = planner.Cdf().Draw(row, geometry.vocab, plan.softmax, plan.threshold_key, target);
-  } else if (kFault == KernelFault::kInvalidRowToken0 && plan.status == kStatusInvalid) {
-    token = 0;
-    status = kStatusSampled;
+  __device__ __forceinline__ static uint64_t Counter(const DeviceRowParams& p, int64_t b) {
+    return kFault == KernelFault::kOffsetNotAdvanced ? static_cast<uint64_t>(b) : p.offset;
   }
-  if (threadIdx.x == 0) {
-    tokens[b] = token;
-    if (row_status) row_status[b] = status;
+  __device__ __forceinline__ static int32_t InvalidRowToken() {
+    return kFault == KernelFault::kInvalidRowToken0 ? 0 : kInvalidToken;
   }
-}
+  __device__ __forceinline__ static int32_t InvalidRowStatus() {
+    return kFault == KernelFault::kInvalidRowToken0 ? kStatusSampled : kStatusInvalid;
+  }
+};
 
 template <KernelFault kFault>
 void Launch(const LogitsBatch& logits, const BatchGeometry& geometry, const DeviceParams& device_params,
             Profile profile, int32_t* tokens, int32_t* row_status, cudaStream_t stream) {
   DispatchDType(logits.dtype, [&](auto type_tag) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(type_tag)>>;
-    FaultSampleKernel<T, kBlockThreads, kFault><<<static_cast<unsigned>(logits.batch), kBlockThreads, 0, stream>>>(
+    SampleKernel<T, kBlockThreads, FaultPolicy<kFault>><<<static_cast<unsigned>(logits.batch), kBlockThreads, 0, stream>>>(
         static_cast<const T*>(logits.data), geometry, device_params, ProfileCode(profile), tokens, row_status);
   });
 }
@@ -114,7 +87,7 @@ Status SampleFromLogitsWithFault(KernelFault fault, const LogitsBatch& logits, c
     case KernelFault::kTopKPlusOne: Launch<KernelFault::kTopKPlusOne>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
     case KernelFault::kMinPFromRowZero: Launch<KernelFault::kMinPFromRowZero>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
   }
-  st = CudaError(cudaGetLastError(), "FaultSampleKernel launch");
+  st = CudaError(cudaGetLastError(), "SampleKernel<FaultPolicy> launch");
   ReleaseParams(device_params, stream);
   return st;
 }

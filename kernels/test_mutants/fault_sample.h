@@ -1,9 +1,9 @@
 // Test-only CUDA kernel mutants (compiled only into test builds, by tests/mutants when samplecheck_kernels exists):
-// SampleFromLogits with one fault injected as a compile-time policy. The mutant kernel is composed from the kernel
-// library's own block collectives (kernels/src/detail: BlockRowPlanner, BlockInverseCdf, UniformForDraw,
-// DrawTarget) exactly as kernels/src/sample_from_logits.cu composes them, so KernelFault::kNone draws the same
-// tokens as SampleFromLogits (the control, asserted by mutants_cuda_test) and each other value differs from it by
-// one fault only. docs/mutants.md lists the faults and the check that catches each.
+// SampleFromLogits with one fault injected as a compile-time policy. The mutant kernel is the shipped kernel itself:
+// kernels/src/detail/sample_kernel.cuh's SampleKernel<T, kThreads, FaultPolicy>, instantiated with a policy that
+// overrides one customization point of NoFault (Params, Counter, InvalidRowToken/Status), so KernelFault::kNone
+// draws the same tokens as SampleFromLogits (the control, asserted by mutants_cuda_test) and each other value
+// differs from it by one fault only. docs/mutants.md lists the faults and the check that catches each.
 #pragma once
 
 #include <cuda_runtime_api.h>

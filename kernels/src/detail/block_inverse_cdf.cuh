@@ -53,18 +53,44 @@ class BlockInverseCdf {
     const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x & 31;
+    // 16-byte loads when the row is 16-byte aligned (then so is every chunk): lane reads vectors lane, lane + 32,
+    // ... of its warp's chunk; an element past the vocab, or a vector that straddles it, is read element-wise.
+    constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+    constexpr int kVecSteps = kCdfChunk / (32 * kVec);
+    static_assert(kVecSteps >= 1 && kCdfChunk % (32 * kVec) == 0, "a chunk is whole warp-wide vectors");
+    const bool aligned = (reinterpret_cast<uintptr_t>(row) & 15u) == 0;
     for (int c = warp; c < chunks; c += kWarps) {
       uint64_t sum = 0;
-      constexpr int kSteps = kCdfChunk / 32;
-      float xs[kSteps];
+      if (aligned) {
+        uint4 raw[kVecSteps];
 #pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s * 32 + lane;
-        xs[s] = i < vocab ? LoadLogit(row, i) : kNegInf;
-      }
+        for (int s = 0; s < kVecSteps; ++s) {
+          const int64_t i0 = static_cast<int64_t>(c) * kCdfChunk + (s * 32 + lane) * kVec;
+          if (i0 + kVec <= vocab) raw[s] = reinterpret_cast<const uint4*>(row)[i0 / kVec];
+        }
 #pragma unroll
-      for (int s = 0; s < kSteps; ++s) {
-        if (IsKept(xs[s], threshold_key)) sum += FixedMass(softmax.Numerator(xs[s]));
+        for (int s = 0; s < kVecSteps; ++s) {
+          const int64_t i0 = static_cast<int64_t>(c) * kCdfChunk + (s * 32 + lane) * kVec;
+          const bool whole = i0 + kVec <= vocab;
+          const T* e = reinterpret_cast<const T*>(&raw[s]);
+#pragma unroll
+          for (int q = 0; q < kVec; ++q) {
+            const float x = whole ? Canonical(e[q]) : (i0 + q < vocab ? LoadLogit(row, i0 + q) : kNegInf);
+            if (IsKept(x, threshold_key)) sum += FixedMass(softmax.Numerator(x));
+          }
+        }
+      } else {
+        constexpr int kSteps = kCdfChunk / 32;
+        float xs[kSteps];
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s) {
+          const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s * 32 + lane;
+          xs[s] = i < vocab ? LoadLogit(row, i) : kNegInf;
+        }
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s) {
+          if (IsKept(xs[s], threshold_key)) sum += FixedMass(softmax.Numerator(xs[s]));
+        }
       }
 #pragma unroll
       for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);

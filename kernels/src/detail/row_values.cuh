@@ -18,6 +18,9 @@
 
 namespace samplecheck::kernels::detail {
 
+inline constexpr float kNegInf = -__builtin_huge_valf();
+inline constexpr float kPosInf = __builtin_huge_valf();
+
 __device__ __forceinline__ float ToFloat(float v) { return v; }
 __device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
@@ -29,12 +32,48 @@ __device__ __forceinline__ float LoadLogit(const T* row, int64_t i) {
   return x == 0.0f ? 0.0f : x;
 }
 
-// Calls f(i, x_i) for every token of the row this thread owns (i = threadIdx.x + j * kThreads). kUnroll loads are
-// issued before the first is used, so each thread keeps several memory requests in flight (a single dependent
-// load per iteration leaves the pass latency-bound).
+// The logit of a raw element as fp32, -0 folded into +0 (the element of a 16-byte vector load).
+template <class T>
+__device__ __forceinline__ float Canonical(T v) {
+  const float x = ToFloat(v);
+  return x == 0.0f ? 0.0f : x;
+}
+
+// Calls f(i, x_i) for every token of the row this thread owns, in ascending i for each thread (BlockRowStats'
+// lowest-id argmax relies on it). A 16-byte-aligned row is read with 16-byte vector loads: vector v (elements
+// v * kVec ... v * kVec + kVec - 1, kVec = 16 / sizeof(T)) belongs to thread v % kThreads, kVecUnroll vectors in
+// flight per thread; the tail of fewer than kVec elements and unaligned rows (a row_stride or base pointer not a
+// multiple of 16 bytes) take the scalar path, i = threadIdx.x + j * kThreads with kUnroll loads in flight. Which
+// thread owns a token never changes a result: every consumer reduces with exact or order-independent operations.
 template <int kThreads, int kUnroll = 8, class T, class F>
 __device__ __forceinline__ void ForEachLogit(const T* row, int64_t vocab, F&& f) {
-  int64_t base = threadIdx.x;
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  constexpr int kVecUnroll = 4;
+  int64_t scalar_begin = 0;
+  if ((reinterpret_cast<uintptr_t>(row) & 15u) == 0) {
+    const int64_t vectors = vocab / kVec;
+    const uint4* vrow = reinterpret_cast<const uint4*>(row);
+    int64_t v = threadIdx.x;
+    for (; v + (kVecUnroll - 1) * static_cast<int64_t>(kThreads) < vectors; v += kVecUnroll * kThreads) {
+      uint4 raw[kVecUnroll];
+#pragma unroll
+      for (int j = 0; j < kVecUnroll; ++j) raw[j] = vrow[v + j * kThreads];
+#pragma unroll
+      for (int j = 0; j < kVecUnroll; ++j) {
+        const T* e = reinterpret_cast<const T*>(&raw[j]);
+#pragma unroll
+        for (int q = 0; q < kVec; ++q) f((v + j * kThreads) * kVec + q, Canonical(e[q]));
+      }
+    }
+    for (; v < vectors; v += kThreads) {
+      const uint4 raw = vrow[v];
+      const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) f(v * kVec + q, Canonical(e[q]));
+    }
+    scalar_begin = vectors * kVec;
+  }
+  int64_t base = scalar_begin + threadIdx.x;
   for (; base + (kUnroll - 1) * static_cast<int64_t>(kThreads) < vocab; base += kUnroll * kThreads) {
     float x[kUnroll];
 #pragma unroll
@@ -55,8 +94,6 @@ __device__ __forceinline__ float KeyToFloat(uint32_t key) {
   return __uint_as_float(bits);
 }
 
-inline constexpr float kNegInf = -__builtin_huge_valf();
-inline constexpr float kPosInf = __builtin_huge_valf();
 inline constexpr double kFixedScale = 4398046511104.0;  // 2^42
 
 // The softmax numerator of a row after temperature: exp((x - max) / T).
