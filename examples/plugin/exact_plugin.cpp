@@ -157,11 +157,15 @@ Kept Process(const float* row, int64_t vocab, const samplecheck_plugin_params& p
   long double survivors_sum = 0.0L;
   for (int32_t t : order) survivors_sum += w[t];
   const long double denom = bug == Bug::kNoRenorm ? full_sum : survivors_sum;
-  long double mass_above = 0.0L;
-  size_t keep = 0;
-  while (keep < order.size() && mass_above < static_cast<long double>(p.top_p)) {
-    mass_above += w[order[keep]] / denom;
-    ++keep;
+  // top_p = 1 disables top-p: a rounded cumulative sum can reach 1 before the deepest tail tokens are added.
+  size_t keep = order.size();
+  if (p.top_p < 1.0) {
+    long double mass_above = 0.0L;
+    keep = 0;
+    while (keep < order.size() && mass_above < static_cast<long double>(p.top_p)) {
+      mass_above += w[order[keep]] / denom;
+      ++keep;
+    }
   }
   for (size_t j = keep; j < order.size(); ++j) alive[order[j]] = 0;
 

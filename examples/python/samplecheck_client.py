@@ -157,10 +157,14 @@ class VllmSampler(Sampler):
                 keep += 1
             del alive[keep:]
         denom = full_sum if self.bug == "no-renorm" else math.fsum(w[i] for i in alive)
-        mass_above, keep = 0.0, 0
-        while keep < len(alive) and mass_above < p.top_p:
-            mass_above += w[alive[keep]] / denom
-            keep += 1
+        # top_p = 1 disables top-p: a float cumulative sum can reach 1.0 before the deepest tail tokens are
+        # added, which would silently drop them (samplecheck's kept-set-complete property found that here).
+        keep = len(alive)
+        if p.top_p < 1.0:
+            mass_above, keep = 0.0, 0
+            while keep < len(alive) and mass_above < p.top_p:
+                mass_above += w[alive[keep]] / denom
+                keep += 1
         kept = sorted(alive[:keep])
         kept_sum = math.fsum(w[i] for i in kept)
         return [(i, w[i] / kept_sum) for i in kept]
