@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ typename Planner::TempStorage storage;
   Planner planner(storage);
   const RowPlan plan = planner.Plan(row, vocab, params, profile);
-  if (plan.status == kStatusSampled) planner.Cdf().WriteCdf(row, vocab, plan.softmax, plan.threshold_key, cdf);
+  if (plan.status == kStatusSampled) planner.Cdf().WriteCdf(row, vocab, plan.softmax, plan.kept, cdf);
   if (threadIdx.x == 0) *summary = RowSummary{plan.status, plan.greedy_token, plan.kept_mass};
 }
 

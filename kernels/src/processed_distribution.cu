@@ -2,11 +2,11 @@
 // under the profiles `vllm` and `hf` (reference/ profile.h; docs/kernels.md).
 //
 // One thread block per batch row: BlockRowPlanner (passes 0-8, detail/row_plan.cuh) gives the kept set
-// {IsKept(x, threshold_key)} and its mass S = kept_mass * 2^-42; then one more pass writes, per token,
+// {plan.kept.Contains(i, x)} (threshold value + top-p tie cut by id) and its mass S = kept_mass * 2^-42; then one more pass writes, per token,
 //   prob = e / S, logprob = z - ln S (z = (x - max) / T in double: finite for every kept token), masked = x / T,
 // and 0 / -inf / -inf outside the kept set. Invariant: a token has prob > 0 only if it is kept, and the kept set
 // is the one SampleFromLogits draws from (same planner, same arithmetic).
-// Labels: one thread per label after the plan; kept iff IsKept; outside the kept set it is reported
+// Labels: one thread per label after the plan; kept iff plan.kept.Contains; outside the kept set it is reported
 // (kLabelOutsideKeptSet), and with keep_label_in_kept_set its own logit joins the kept set: z - ln(S + e).
 #include <cmath>
 
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
       logprob = hit ? 0.0f : kNegInf;
       masked = hit ? x : kNegInf;
     } else {
-      if (IsKept(x, plan.threshold_key)) {
+      if (plan.kept.Contains(i, x)) {
         const float e = plan.softmax.Numerator(x);
         prob = static_cast<float>(static_cast<double>(e) * inv_mass);
         logprob = plan.softmax.infinite_max ? static_cast<float>(-log_mass)
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kThreads)
     } else {
       const float x = LoadLogit(row, label);
       const double z = plan.softmax.Scaled(x);
-      if (IsKept(x, plan.threshold_key)) {
+      if (plan.kept.Contains(label, x)) {
         logprob = z - log(mass);
       } else {
         status = kLabelOutsideKeptSet;

@@ -54,13 +54,18 @@ TEST_P(ProcessedTest, ProbabilitiesAndKeptSetsMatchReference) {
       std::vector<float> row(logits.begin() + r * vocab, logits.begin() + (r + 1) * vocab);
       const auto dist = Reference(row, np.params, profile);
       // Ambiguous tokens (decisions within 64 fp32 ulps, or a top-p tie group the reference cuts by position,
-      // which this kernel keeps whole) change the renormalization: compare the probabilities with the reference
-      // that keeps the same ambiguous tokens (all in / all out); skip them on a row where the kernel split them.
+      // as this kernel does) change the renormalization: compare the probabilities with the reference that keeps
+      // the same ambiguous tokens (as computed, all in or all out); skip them on a row where neither matches.
       size_t ambiguous_kept = 0;
-      for (int32_t t : dist.ambiguous) ambiguous_kept += got.masked[r * vocab + t] > -kInf;
-      const bool comparable = ambiguous_kept == 0 || ambiguous_kept == dist.ambiguous.size();
+      bool as_computed = true;
+      for (int32_t t : dist.ambiguous) {
+        const bool kept_here = got.masked[r * vocab + t] > -kInf;
+        ambiguous_kept += kept_here;
+        as_computed = as_computed && kept_here == dist.IsKept(t);
+      }
+      const bool comparable = as_computed || ambiguous_kept == 0 || ambiguous_kept == dist.ambiguous.size();
       const auto policy = ambiguous_kept == 0 ? samplecheck::AmbiguousPolicy::kAllOut : samplecheck::AmbiguousPolicy::kAllIn;
-      const auto dense = dist.ambiguous.empty() ? dist.Dense() : Reference(row, np.params, profile, policy).Dense();
+      const auto dense = as_computed ? dist.Dense() : Reference(row, np.params, profile, policy).Dense();
       if (!comparable) std::printf("%s %s row %lld: ambiguous tokens split, probabilities not compared\n",
                                    profile.c_str(), np.name.c_str(), static_cast<long long>(r));
       ASSERT_EQ(got.status[r], kRowSampled);

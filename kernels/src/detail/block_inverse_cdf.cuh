@@ -1,5 +1,6 @@
 // The kept mass of a row and the inverse-CDF draw over the kept tokens in ascending token-id order.
 //
+// Every kept test is KeptSet::Contains(i, x) (the threshold value plus the top-p tie cut by id).
 // Accumulate: one pass; warp w sums the 2^-42 fixed-point masses of the kept tokens of chunks w, w + warps, ...
 // (kChunk consecutive tokens each, coalesced), then one block-wide exclusive scan over the chunk sums.
 // Invariant after Accumulate (every thread): chunk_start[c] = fixed mass of kept tokens with id < c * kChunk, and
@@ -49,7 +50,42 @@ class BlockInverseCdf {
   __device__ explicit BlockInverseCdf(TempStorage& storage) : storage_(storage) {}
 
   template <class T>
-  __device__ uint64_t Accumulate(const T* row, int64_t vocab, const Softmax& softmax, uint32_t threshold_key) {
+  __device__ uint64_t Accumulate(const T* row, int64_t vocab, const Softmax& softmax, const KeptSet& kept) {
+    return AccumulateMass(row, vocab, KeptMass{softmax, kept});
+  }
+
+  // Precondition: Accumulate ran with the same arguments, and target < its total. Every thread gets the token.
+  template <class T>
+  __device__ int32_t Draw(const T* row, int64_t vocab, const Softmax& softmax, const KeptSet& kept, uint64_t target) {
+    return DrawMass(row, vocab, KeptMass{softmax, kept}, target);
+  }
+
+  // The id of member n (0-based, ascending id) of the tokens whose key is `key`; precondition: more than n exist.
+  // Reuses the chunk scan with mass 1 per member (the top-p tie cut; overwrites the Accumulate state).
+  template <class T>
+  __device__ int32_t NthWithKey(const T* row, int64_t vocab, uint32_t key, uint64_t n) {
+    const KeyCount count{key};
+    AccumulateMass(row, vocab, count);
+    return DrawMass(row, vocab, count, n);
+  }
+
+ private:
+  struct KeptMass {
+    Softmax softmax;
+    KeptSet kept;
+    __device__ __forceinline__ uint64_t operator()(int64_t i, float x) const {
+      return kept.Contains(i, x) ? FixedMass(softmax.Numerator(x)) : 0;
+    }
+  };
+  struct KeyCount {
+    uint32_t key;
+    __device__ __forceinline__ uint64_t operator()(int64_t, float x) const {
+      return x > kNegInf && OrderedKey(x) == key ? 1 : 0;
+    }
+  };
+
+  template <class T, class Mass>
+  __device__ uint64_t AccumulateMass(const T* row, int64_t vocab, const Mass& mass_of) {
     const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x & 31;
@@ -76,7 +112,7 @@ class BlockInverseCdf {
 #pragma unroll
           for (int q = 0; q < kVec; ++q) {
             const float x = whole ? Canonical(e[q]) : (i0 + q < vocab ? LoadLogit(row, i0 + q) : kNegInf);
-            if (IsKept(x, threshold_key)) sum += FixedMass(softmax.Numerator(x));
+            sum += mass_of(i0 + q, x);
           }
         }
       } else {
@@ -89,7 +125,7 @@ class BlockInverseCdf {
         }
 #pragma unroll
         for (int s = 0; s < kSteps; ++s) {
-          if (IsKept(xs[s], threshold_key)) sum += FixedMass(softmax.Numerator(xs[s]));
+          sum += mass_of(static_cast<int64_t>(c) * kCdfChunk + s * 32 + lane, xs[s]);
         }
       }
 #pragma unroll
@@ -117,10 +153,8 @@ class BlockInverseCdf {
     return total;
   }
 
-  // Precondition: Accumulate ran with the same arguments, and target < its total. Every thread gets the token.
-  template <class T>
-  __device__ int32_t Draw(const T* row, int64_t vocab, const Softmax& softmax, uint32_t threshold_key,
-                          uint64_t target) {
+  template <class T, class Mass>
+  __device__ int32_t DrawMass(const T* row, int64_t vocab, const Mass& mass_of, uint64_t target) {
     const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
     for (int c = threadIdx.x; c < chunks; c += kThreads) {
       const uint64_t begin = storage_.chunk_start[c];
@@ -136,10 +170,7 @@ class BlockInverseCdf {
       for (int s = 0; s < kCdfChunk && token < 0; s += 32) {
         const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s + lane;
         uint64_t mass = 0;
-        if (i < vocab) {
-          const float x = LoadLogit(row, i);
-          if (IsKept(x, threshold_key)) mass = FixedMass(softmax.Numerator(x));
-        }
+        if (i < vocab) mass = mass_of(i, LoadLogit(row, i));
         const uint64_t inclusive = WarpInclusiveSum(mass);
         const unsigned crossed = __ballot_sync(0xffffffffu, running + inclusive > target);
         if (crossed) token = static_cast<int32_t>(static_cast<int64_t>(c) * kCdfChunk + s + __ffs(crossed) - 1);
@@ -151,10 +182,12 @@ class BlockInverseCdf {
     return storage_.token;
   }
 
+ public:
   // cdf[i] = inclusive cumulative kept mass of token i, i < vocab. Precondition: Accumulate ran.
   template <class T>
-  __device__ void WriteCdf(const T* row, int64_t vocab, const Softmax& softmax, uint32_t threshold_key,
+  __device__ void WriteCdf(const T* row, int64_t vocab, const Softmax& softmax, const KeptSet& kept,
                            uint64_t* cdf) {
+    const KeptMass mass_of{softmax, kept};
     const int chunks = static_cast<int>((vocab + kCdfChunk - 1) / kCdfChunk);
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x & 31;
@@ -163,10 +196,7 @@ class BlockInverseCdf {
       for (int s = 0; s < kCdfChunk; s += 32) {
         const int64_t i = static_cast<int64_t>(c) * kCdfChunk + s + lane;
         uint64_t mass = 0;
-        if (i < vocab) {
-          const float x = LoadLogit(row, i);
-          if (IsKept(x, threshold_key)) mass = FixedMass(softmax.Numerator(x));
-        }
+        if (i < vocab) mass = mass_of(i, LoadLogit(row, i));
         const uint64_t inclusive = WarpInclusiveSum(mass);
         if (i < vocab) cdf[i] = running + inclusive;
         running += __shfl_sync(0xffffffffu, inclusive, 31);

@@ -1,8 +1,10 @@
 // Top-p pivot: among the candidate tokens C = {x : key(x) >= candidate_key, x > -inf} (the distribution top-p
 // sees, renormalized over C), the smallest key kappa such that the mass of C strictly above kappa is < top_p times
 // the mass of C. Keeping key >= kappa keeps a token iff the mass strictly above its value is < top_p (strict, as
-// vLLM and HF), with every token tied with the crossing token kept (reference/ reports that tie group ambiguous;
-// this kernel's documented rule keeps it).
+// vLLM and HF). The crossing tie group (value kappa, n members of mass w each, mass M strictly above it) is then cut
+// by sort position as vLLM's PyTorch path and HF do (stable descending sort: ascending id first): member j (0-based,
+// ascending id) is kept iff M + j * w < top_p * mass(C), compared exactly as the buckets are (the integer sum, as a
+// double, against the double target); member 0 always is. Threshold returns kappa, n and r = the members kept.
 //
 // MSD radix over the order-preserving keys, 11 + 11 + 10 bits; each pass builds a 2^-42 fixed-point mass histogram
 // and a count histogram of the candidates whose resolved bits equal `prefix` (integer sums: exact, deterministic).
@@ -31,6 +33,12 @@
 
 namespace samplecheck::kernels::detail {
 
+struct TopPCut {
+  uint32_t key;         // kappa: every candidate above it is kept
+  uint64_t tie_count;   // n: candidates whose key is kappa
+  uint64_t tie_kept;    // r in [1, n]: the lowest-id members of the group kept
+};
+
 template <int kThreads>
 class BlockTopPThreshold {
   static constexpr int kBinsPerThread = kRadixBins >= kThreads ? kRadixBins / kThreads : 1;
@@ -45,14 +53,16 @@ class BlockTopPThreshold {
     typename Scan::TempStorage scan;
     int found_position;
     uint64_t found_above;
+    uint64_t found_mass;
+    uint32_t found_count;
     uint64_t total;
   };
 
   __device__ explicit BlockTopPThreshold(TempStorage& storage) : storage_(storage) {}
 
-  // Precondition: 0 < top_p < 1 and C holds the row max (mass 2^42). Returns kappa.
+  // Precondition: 0 < top_p < 1 and C holds the row max (mass 2^42). Returns kappa and the tie cut.
   template <class T>
-  __device__ uint32_t Threshold(const T* row, int64_t vocab, const Softmax& softmax, uint32_t candidate_key,
+  __device__ TopPCut Threshold(const T* row, int64_t vocab, const Softmax& softmax, uint32_t candidate_key,
                                 double top_p) {
     uint32_t prefix = 0;
     uint32_t prefix_mask = 0;
@@ -115,15 +125,38 @@ class BlockTopPThreshold {
       const int found = storage_.found_position < 0 ? 0 : storage_.found_position;  // never < 0 (see above)
 #pragma unroll
       for (int q = 0; q < kBinsPerThread; ++q) {
-        if (threadIdx.x * kBinsPerThread + q == found) storage_.found_above = above[q];
+        if (threadIdx.x * kBinsPerThread + q == found) {
+          storage_.found_above = above[q];
+          storage_.found_mass = masses[q];
+          storage_.found_count = storage_.count[kRadixBins - 1 - found];
+        }
       }
       __syncthreads();
       prefix |= static_cast<uint32_t>(kRadixBins - 1 - found) << shift;
       prefix_mask |= digit_mask << shift;
       above_prefix += storage_.found_above;
+      const uint64_t group_mass = storage_.found_mass;
+      const uint64_t group_count = storage_.found_count;
       __syncthreads();
+      if (pass == kRadixPasses - 1) {
+        // The bucket of the last pass is one exact key: n equal values, each of mass w (the same Numerator).
+        return TopPCut{prefix, group_count, TieKept(above_prefix, group_mass, group_count, target)};
+      }
     }
-    return prefix;
+    return TopPCut{prefix, 0, 0};  // not reached
+  }
+
+  // r = #{j in [0, n) : double(M + j * w) < target}, a prefix of j (monotone); M < target so r >= 1.
+  __device__ static uint64_t TieKept(uint64_t above, uint64_t group_mass, uint64_t n, double target) {
+    if (n <= 1) return n;
+    const uint64_t w = group_mass / n;
+    if (w == 0) return n;
+    auto keep = [&](uint64_t j) { return static_cast<double>(above + j * w) < target; };
+    const double estimate = ceil((target - static_cast<double>(above)) / static_cast<double>(w));
+    uint64_t r = estimate >= static_cast<double>(n) ? n : (estimate <= 1.0 ? 1 : static_cast<uint64_t>(estimate));
+    while (r > 1 && !keep(r - 1)) --r;
+    while (r < n && keep(r)) ++r;
+    return r;
   }
 
  private:

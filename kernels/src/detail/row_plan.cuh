@@ -12,12 +12,16 @@
 //   pass 2-4 top-k key (0 < k < #live)  BlockKthLargestKey: the k-th largest logit; ties kept. For vllm it runs
 //                                 after min-p: the k-th largest of the min-p survivors is max(min-p key, k-th key).
 //   pass 5-7 top-p key (top_p < 1) BlockTopPThreshold over the candidates (vllm: min-p and top-k survivors;
-//                                 hf: top-k survivors), renormalized over them.
+//                                 hf: top-k survivors), renormalized over them; with the crossing tie group's cut
+//                                 (r of its n members, lowest ids first).
 //   threshold = max of the keys: vllm min-p -> top-k -> top-p; hf top-k -> top-p -> min-p.
+//   tie cut   when the top-p key is the threshold and r < n: BlockInverseCdf::NthWithKey (2 passes) finds the id
+//             of member r - 1; tie_limit = that id + 1 (min-p and top-k keep the whole group by value, so the
+//             intersection with top-p's cut is the cut). Otherwise tie_limit = kNoTieCut.
 //   pass 8  BlockInverseCdf::Accumulate: the kept mass S (2^-42 fixed point) and per-chunk prefixes.
 //
 // Invariant on return (every thread): plan.status is kRowInvalid, kRowGreedy (greedy_token set) or kRowSampled,
-// and for kRowSampled the kept set is {x : IsKept(x, plan.threshold_key)} with fixed mass plan.kept_mass >= 2^42.
+// and for kRowSampled the kept set is {(i, x) : plan.kept.Contains(i, x)} with fixed mass plan.kept_mass >= 2^42.
 #pragma once
 
 #include <cub/block/block_reduce.cuh>
@@ -65,7 +69,7 @@ struct RowPlan {
   int32_t status;
   int32_t greedy_token;
   Softmax softmax;
-  uint32_t threshold_key;
+  KeptSet kept;
   uint64_t kept_mass;
 };
 
@@ -133,14 +137,21 @@ class BlockRowPlanner {
 
     const uint32_t top_p_candidates =
         profile == kProfileVllm ? max(min_p_key, top_k_key) : max(floor_key, top_k_key);
-    uint32_t top_p_key = 0;
+    TopPCut top_p{0, 0, 0};
     if (params.top_p < 1.0) {
-      top_p_key = BlockTopPThreshold<kThreads>(storage_.top_p)
-                      .Threshold(row, vocab, plan.softmax, top_p_candidates, params.top_p);
+      top_p = BlockTopPThreshold<kThreads>(storage_.top_p)
+                  .Threshold(row, vocab, plan.softmax, top_p_candidates, params.top_p);
       __syncthreads();
     }
-    plan.threshold_key = max(max(min_p_key, top_k_key), max(top_p_key, floor_key));
-    plan.kept_mass = BlockInverseCdf<kThreads>(storage_.cdf).Accumulate(row, vocab, plan.softmax, plan.threshold_key);
+    plan.kept.threshold_key = max(max(min_p_key, top_k_key), max(top_p.key, floor_key));
+    plan.kept.tie_limit = kNoTieCut;
+    if (params.top_p < 1.0 && top_p.key == plan.kept.threshold_key && top_p.tie_kept < top_p.tie_count) {
+      plan.kept.tie_limit =
+          1 + static_cast<int64_t>(
+                  BlockInverseCdf<kThreads>(storage_.cdf).NthWithKey(row, vocab, top_p.key, top_p.tie_kept - 1));
+      __syncthreads();
+    }
+    plan.kept_mass = BlockInverseCdf<kThreads>(storage_.cdf).Accumulate(row, vocab, plan.softmax, plan.kept);
     return plan;
   }
 

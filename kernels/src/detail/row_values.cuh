@@ -116,10 +116,26 @@ __device__ __forceinline__ uint64_t FixedMass(float e) {
   return __double2ull_rn(static_cast<double>(e) * kFixedScale);
 }
 
-// The kept set of a row is always {x : key(x) >= threshold_key and x > -inf}: every filter of both profiles keeps
-// a top set by value with its ties.
+// Value-threshold membership {x : key(x) >= threshold_key and x > -inf}: min-p and top-k keep a top set by value
+// with its ties (the top-p candidates are such a set).
 __device__ __forceinline__ bool IsKept(float x, uint32_t threshold_key) {
   return x > kNegInf && OrderedKey(x) >= threshold_key;
 }
+
+inline constexpr int64_t kNoTieCut = INT64_MAX;
+
+// The kept set of a sampled row: every token above the threshold value, plus the members of the threshold's tie
+// group whose id is below tie_limit. tie_limit = kNoTieCut keeps the whole group; top-p (strict, vLLM and HF cut
+// the crossing tie group by sort position: ascending id first) sets tie_limit = 1 + the id of the last member kept.
+struct KeptSet {
+  uint32_t threshold_key;
+  int64_t tie_limit;
+
+  __device__ __forceinline__ bool Contains(int64_t i, float x) const {
+    if (!(x > kNegInf)) return false;
+    const uint32_t key = OrderedKey(x);
+    return key > threshold_key || (key == threshold_key && i < tie_limit);
+  }
+};
 
 }  // namespace samplecheck::kernels::detail

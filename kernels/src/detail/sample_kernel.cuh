@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kThreads)
     token = plan.greedy_token;
   } else if (plan.status == kStatusSampled) {
     const uint64_t target = DrawTarget(UniformForDraw(p.seed, FaultPolicy::Counter(p, b)), plan.kept_mass);
-    token = planner.Cdf().Draw(row, geometry.vocab, plan.softmax, plan.threshold_key, target);
+    token = planner.Cdf().Draw(row, geometry.vocab, plan.softmax, plan.kept, target);
   } else if (plan.status == kStatusInvalid) {
     token = FaultPolicy::InvalidRowToken();
     status = FaultPolicy::InvalidRowStatus();
