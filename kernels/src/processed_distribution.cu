@@ -57,7 +57,8 @@ __global__ void __launch_bounds__(kThreads)
         prob = static_cast<float>(static_cast<double>(e) * inv_mass);
         logprob = plan.softmax.infinite_max ? static_cast<float>(-log_mass)
                                             : static_cast<float>(plan.softmax.Scaled(x) - log_mass);
-        masked = static_cast<float>(static_cast<double>(x) * plan.softmax.inv_temperature);
+        // x / T (a zero logit stays 0 when 1 / T overflows: never 0 * inf = NaN).
+        masked = x == 0.0f ? 0.0f : static_cast<float>(static_cast<double>(x) * plan.softmax.inv_temperature);
       } else {
         prob = 0.0f;
         logprob = kNegInf;

@@ -160,5 +160,26 @@ TEST_P(ProcessedTest, LabelLogprobsReportLabelsOutsideTheKeptSet) {
 
 INSTANTIATE_TEST_SUITE_P(Profiles, ProcessedTest, ::testing::Values("vllm", "hf"));
 
+// Found by fuzz/cuda_fuzzer.cc on an H200 (corpus/cuda/regress-denormal-temperature-hf-v39): hf keeps a temperature
+// of 4.9e-324 as a sampling temperature, whose reciprocal overflows double; (x - max) * (1 / T) was 0 * inf = NaN
+// for the maxima. The limit is the tied maxima sharing the mass (then top-p's cut), as the reference computes.
+TEST(ProcessedExtremeTemperature, DenormalTemperatureGivesTheReferenceLimitAndNoNaN) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<float> row = {0.0f, 1.5f, -2.0f, 1.5f, 0.25f, -kInf};
+  for (const double top_p : {1.0, 5.5468769768335369e-13}) {
+    samplecheck::SamplingParams p;
+    p.temperature = 4.9406564584124654e-324;
+    p.top_p = top_p;
+    const Processed out = RunProcessed(row, 1, static_cast<int64_t>(row.size()), p, Profile::kHf);
+    const samplecheck::ProcessedDistribution ref = Reference(row, p, "hf");
+    for (int32_t t = 0; t < static_cast<int32_t>(row.size()); ++t) {
+      ASSERT_TRUE(std::isfinite(out.probs[t])) << "token " << t << " top_p " << top_p;
+      ASSERT_FALSE(std::isnan(out.logprobs[t])) << "token " << t << " top_p " << top_p;
+      ASSERT_FALSE(std::isnan(out.masked[t])) << "token " << t << " top_p " << top_p;
+      EXPECT_NEAR(out.probs[t], static_cast<double>(ref.Prob(t)), 1e-6) << "token " << t << " top_p " << top_p;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace samplecheck::kernels::testing

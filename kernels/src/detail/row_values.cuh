@@ -102,10 +102,13 @@ struct Softmax {
   double inv_temperature;
   bool infinite_max;  // the row max is +inf
 
-  // z = (x - max) / T in double (-inf for -inf logits; 0 / -inf for +inf-max rows).
+  // z = (x - max) / T in double (-inf for -inf logits; 0 / -inf for +inf-max rows). A temperature below ~5.6e-309
+  // makes 1 / T infinite: the maxima stay at 0 (never 0 * inf = NaN) and every other token goes to -inf, the limit
+  // the reference computes in extended precision (found by fuzz/cuda_fuzzer.cc: hf, T = 4.9e-324).
   __device__ __forceinline__ double Scaled(float x) const {
     if (infinite_max) return x == kPosInf ? 0.0 : -__builtin_huge_val();
-    return (static_cast<double>(x) - static_cast<double>(max_logit)) * inv_temperature;
+    const double shifted = static_cast<double>(x) - static_cast<double>(max_logit);
+    return shifted == 0.0 ? 0.0 : shifted * inv_temperature;
   }
   __device__ __forceinline__ float Numerator(float x) const {
     return expf(static_cast<float>(Scaled(x)));
