@@ -181,5 +181,24 @@ TEST(ProcessedExtremeTemperature, DenormalTemperatureGivesTheReferenceLimitAndNo
   }
 }
 
+// Found by fuzz/cuda_fuzzer.cc on an H200: min-p compares the probability ratio exp(z) with min_p, as the
+// reference does; a token 1e-30 below the max has ratio 1 (in any fp32 softmax too) and is kept at min_p = 1.
+TEST(ProcessedMinP, TokensWhoseRatioRoundsToOneAreTiedWithTheMax) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<float> row = {0.0f, -1e-30f, -1.0f, 0.0f, -1e-7f};
+  for (const char* profile : {"vllm", "hf"}) {
+    samplecheck::SamplingParams p;
+    p.min_p = 1.0;
+    const Processed out = RunProcessed(row, 1, static_cast<int64_t>(row.size()), p, ProfileOf(profile));
+    const samplecheck::ProcessedDistribution ref = Reference(row, p, profile);
+    for (int32_t t = 0; t < static_cast<int32_t>(row.size()); ++t) {
+      if (ref.IsAmbiguous(t)) continue;
+      EXPECT_EQ(out.probs[t] > 0.0f, ref.IsKept(t)) << profile << " token " << t;
+      EXPECT_NEAR(out.probs[t], static_cast<double>(ref.Prob(t)), 1e-6) << profile << " token " << t;
+    }
+    EXPECT_TRUE(ref.IsKept(1)) << "the reference keeps the token 1e-30 below the max";
+  }
+}
+
 }  // namespace
 }  // namespace samplecheck::kernels::testing

@@ -4,7 +4,7 @@
 //
 //   pass 0  BlockRowStats         max, greedy token (lowest id among maxima), NaN, #live. Invalid row -> stop.
 //   greedy                        vllm: T < 1e-5; hf: T == 0 or top_p == 0 -> the greedy token, stop.
-//   pass 1  min-p key (min_p > 0) the smallest key with (x - max) / T >= ln(min_p) (double precision: p_i >=
+//   pass 1  min-p key (min_p > 0) the smallest key with exp((x - max) / T) >= min_p (double precision: p_i >=
 //                                 min_p * p_max, relative to the full softmax; the ratio is the same after any
 //                                 renormalization, so hf's min-p after top-p is the same threshold). The same pass
 //                                 gives the weight floor (tokens whose weight reference/ rounds to 0 are never
@@ -123,7 +123,7 @@ class BlockRowPlanner {
       floor_key = OrderedKey(kPosInf);
       if (params.min_p > 0.0) min_p_key = floor_key;  // only the +inf tokens have p > 0
     } else if (params.min_p > 0.0 || underflow) {
-      const uint2 keys = ScaledLogitKeys(row, vocab, plan.softmax, params.min_p > 0.0 ? log(params.min_p) : 0.0);
+      const uint2 keys = ScaledLogitKeys(row, vocab, plan.softmax, params.min_p > 0.0 ? params.min_p : 0.0);
       if (params.min_p > 0.0) min_p_key = keys.x;
       if (underflow) floor_key = keys.y;
     }
@@ -159,16 +159,19 @@ class BlockRowPlanner {
   __device__ BlockInverseCdf<kThreads> Cdf() { return BlockInverseCdf<kThreads>(storage_.cdf); }
 
  private:
-  // (x: the smallest key among live tokens with z >= log_min_p, y: the smallest with z >= kMinScaledLogit),
-  // z = (x - max) / T in double; the max itself (z = 0) always qualifies.
+  // (x: the smallest key among live tokens with exp(z) >= min_p, y: the smallest with z >= kMinScaledLogit),
+  // z = (x - max) / T in double; the max itself (z = 0) always qualifies. min-p compares the probability ratio
+  // p / p_max = exp(z) with min_p, as the reference does (not z with log(min_p)): a token a hair below the max
+  // (exp(z) rounds to 1, as it does in any fp32 softmax) is tied with the max and kept at min_p = 1 (found by the
+  // CUDA fuzz target on an H200: vllm, T = 1, min_p = 1, logits 1e-30 apart).
   template <class T>
-  __device__ uint2 ScaledLogitKeys(const T* row, int64_t vocab, const Softmax& softmax, double log_min_p) {
+  __device__ uint2 ScaledLogitKeys(const T* row, int64_t vocab, const Softmax& softmax, double min_p) {
     uint2 local = make_uint2(0xffffffffu, 0xffffffffu);
     ForEachLogit<kThreads>(row, vocab, [&](int64_t, float x) {
       if (!(x > kNegInf)) return;
       const double z = softmax.Scaled(x);
       const uint32_t key = OrderedKey(x);
-      if (z >= log_min_p) local.x = min(local.x, key);
+      if (exp(z) >= min_p) local.x = min(local.x, key);
       if (z >= kMinScaledLogit) local.y = min(local.y, key);
     });
     const uint2 keys = MinReduce(storage_.min_p.reduce).Reduce(local, MinKeys{});
