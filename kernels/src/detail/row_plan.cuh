@@ -166,12 +166,17 @@ class BlockRowPlanner {
   // CUDA fuzz target on an H200: vllm, T = 1, min_p = 1, logits 1e-30 apart).
   template <class T>
   __device__ uint2 ScaledLogitKeys(const T* row, int64_t vocab, const Softmax& softmax, double min_p) {
+    const double log_min_p = min_p > 0.0 ? log(min_p) : -__builtin_huge_val();
     uint2 local = make_uint2(0xffffffffu, 0xffffffffu);
     ForEachLogit<kThreads>(row, vocab, [&](int64_t, float x) {
       if (!(x > kNegInf)) return;
       const double z = softmax.Scaled(x);
       const uint32_t key = OrderedKey(x);
-      if (exp(z) >= min_p) local.x = min(local.x, key);
+      // exp(z) >= min_p, evaluated with one exp only in the band where the log-space test could disagree with it
+      // (|z - log(min_p)| < 1e-9, far wider than the rounding of either; the min-p pass costs a log, not an exp,
+      // per token).
+      const double d = z - log_min_p;
+      if (d >= 1e-9 || (d > -1e-9 && exp(z) >= min_p)) local.x = min(local.x, key);
       if (z >= kMinScaledLogit) local.y = min(local.y, key);
     });
     const uint2 keys = MinReduce(storage_.min_p.reduce).Reduce(local, MinKeys{});
