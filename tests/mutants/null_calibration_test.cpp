@@ -84,6 +84,10 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
         }
       }
     }
+    // One line per run: a nightly run of the standard suite takes hours, and its log says how far it got.
+    std::cout << "  run " << i + 1 << "/" << runs << " seed " << report->seed << ": "
+              << (report->Passed() ? "pass" : "FAIL") << ", " << failed << " false alarm(s) so far, "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s" << std::endl;
     for (const CaseResult& r : report->cases) {
       if (r.status == CaseStatus::kSkipped) continue;
       ++judged_cases;
