@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fault_sample.h"
+#include "samplecheck/kernels/param_columns.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 
@@ -76,13 +77,12 @@ struct Batch {
   int64_t vocab = 0;
   int64_t logits_rows = 0;
   std::vector<int32_t> row_indices;  // empty: identity
-  std::vector<double> temperature, top_p, min_p;
-  std::vector<int64_t> top_k;
-  std::vector<uint64_t> seed, offset;
+  ParamColumns params;  // one entry per batch row
 
-  int64_t batch() const { return static_cast<int64_t>(top_k.size()); }
+  int64_t batch() const { return params.rows(); }
   samplecheck::SamplingParams RowParams(int64_t b) const {
-    return {temperature[b], top_k[b], top_p[b], min_p[b], seed[b], offset[b]};
+    return {params.temperature[b], params.top_k[b], params.top_p[b], params.min_p[b], params.seed[b],
+            params.offset[b]};
   }
   std::vector<float> LogitsOf(int64_t b) const {
     const int64_t r = row_indices.empty() ? b : row_indices[b];
@@ -97,12 +97,8 @@ Batch Replicated(const std::vector<float>& row, int64_t rows, samplecheck::Sampl
   batch.logits_rows = rows;
   for (int64_t b = 0; b < rows; ++b) {
     batch.logits.insert(batch.logits.end(), row.begin(), row.end());
-    batch.temperature.push_back(p.temperature);
-    batch.top_k.push_back(p.top_k);
-    batch.top_p.push_back(p.top_p);
-    batch.min_p.push_back(p.min_p);
-    batch.seed.push_back(p.seed);
-    batch.offset.push_back(first_offset + static_cast<uint64_t>(b));
+    p.offset = first_offset + static_cast<uint64_t>(b);
+    batch.params.Append(p);
   }
   return batch;
 }
@@ -124,13 +120,7 @@ Drawn Draw(const Batch& batch, int fault) {
   l.logits_rows = batch.logits_rows;
   l.batch = batch.batch();
   l.row_indices = batch.row_indices.empty() ? nullptr : indices.get();
-  SamplingParams p;
-  p.temperature.values = batch.temperature.data();
-  p.top_k.values = batch.top_k.data();
-  p.top_p.values = batch.top_p.data();
-  p.min_p.values = batch.min_p.data();
-  p.seed.values = batch.seed.data();
-  p.offset.values = batch.offset.data();
+  const SamplingParams p = batch.params.View();
   const Status st = fault < 0 ? SampleFromLogits(l, p, Profile::kVllm, tokens.get(), status.get(), nullptr)
                               : SampleFromLogitsWithFault(static_cast<KernelFault>(fault), l, p, Profile::kVllm,
                                                           tokens.get(), status.get(), nullptr);
@@ -166,8 +156,8 @@ TEST(CudaMutants, ControlDrawsWhatSampleFromLogitsDraws) {
   SKIP_WITHOUT_DEVICE();
   Batch batch = Replicated(GaussianRow(4096, 2.0, 1), 256, {0.8, 50, 0.9, 0.0, 7, 0}, 0);
   for (int64_t b = 0; b < batch.batch(); ++b) {
-    batch.top_k[b] = b % 3 == 0 ? -1 : 10 + b;
-    batch.min_p[b] = b % 5 == 0 ? 0.02 : 0.0;
+    batch.params.top_k[b] = b % 3 == 0 ? -1 : 10 + b;
+    batch.params.min_p[b] = b % 5 == 0 ? 0.02 : 0.0;
   }
   EXPECT_EQ(Draw(batch, -1).tokens, Draw(batch, kControl).tokens);
 }
@@ -213,7 +203,7 @@ TEST(CudaMutants, ParamsByLogitsRowIsCaughtBySupportUnderIndexIndirection) {
   Batch batch = Replicated(GaussianRow(4096, 0.5, 5), 512, {1.0, -1, 1.0, 0.0, 14, 0}, 0);
   for (int64_t b = 0; b < batch.batch(); ++b) {
     batch.row_indices.push_back(static_cast<int32_t>(batch.batch() - 1 - b));
-    batch.top_k[b] = b < 256 ? 2 : -1;
+    batch.params.top_k[b] = b < 256 ? 2 : -1;
   }
   EXPECT_EQ(SupportViolations(batch, Draw(batch, kControl).tokens), 0);
   EXPECT_GT(SupportViolations(batch, Draw(batch, static_cast<int>(KernelFault::kParamsByLogitsRow)).tokens), 0)
@@ -233,7 +223,7 @@ TEST(CudaMutants, MinPFromRowZeroIsCaughtByPearson) {
   std::vector<float> row(64);
   for (size_t i = 0; i < row.size(); ++i) row[i] = -0.1f * static_cast<float>(i);
   Batch batch = Replicated(row, 4096, {1.0, -1, 1.0, 0.0, 16, 0}, 0);
-  batch.min_p[0] = 0.5;
+  batch.params.min_p[0] = 0.5;
   // Two cells for the min_p = 0 rows: tokens min-p 0.5 would keep (x >= ln 0.5) and the rest, from the softmax.
   double head = 0, total = 0;
   for (float x : row) {

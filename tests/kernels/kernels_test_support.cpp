@@ -57,16 +57,7 @@ samplecheck::SamplingParams WithRng(samplecheck::SamplingParams p, uint64_t seed
   return p;
 }
 
-kernels::SamplingParams ToKernelParams(const samplecheck::SamplingParams& p) {
-  kernels::SamplingParams kp;
-  kp.temperature.scalar = p.temperature;
-  kp.top_k.scalar = p.top_k;
-  kp.top_p.scalar = p.top_p;
-  kp.min_p.scalar = p.min_p;
-  kp.seed.scalar = p.seed;
-  kp.offset.scalar = p.offset;
-  return kp;
-}
+kernels::SamplingParams ToKernelParams(const samplecheck::SamplingParams& p) { return kernels::ScalarParams(p); }
 
 std::string Describe(const samplecheck::SamplingParams& p) {
   std::ostringstream os;
@@ -91,24 +82,9 @@ SampleResult SampleRows(const std::vector<float>& logits, int64_t rows, int64_t 
                         const std::vector<samplecheck::SamplingParams>& params, Profile profile) {
   DeviceArray<float> d_logits(logits);
   DeviceArray<int32_t> d_tokens(rows), d_status(rows);
-  std::vector<double> t(rows), p(rows), m(rows);
-  std::vector<int64_t> k(rows);
-  std::vector<uint64_t> seed(rows), offset(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    t[r] = params[r].temperature;
-    k[r] = params[r].top_k;
-    p[r] = params[r].top_p;
-    m[r] = params[r].min_p;
-    seed[r] = params[r].seed;
-    offset[r] = params[r].offset;
-  }
-  kernels::SamplingParams kp;
-  kp.temperature.values = t.data();
-  kp.top_k.values = k.data();
-  kp.top_p.values = p.data();
-  kp.min_p.values = m.data();
-  kp.seed.values = seed.data();
-  kp.offset.values = offset.data();
+  EXPECT_EQ(static_cast<int64_t>(params.size()), rows);
+  const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(params);
+  const kernels::SamplingParams kp = columns.View();
   LogitsBatch lb;
   lb.data = d_logits.get();
   lb.vocab = vocab;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "samplecheck/kernels/param_columns.h"
 #include "samplecheck/kernels/sampling.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/params.h"

@@ -235,24 +235,8 @@ TEST_P(SampleTest, StridedRowsAndIndexIndirection) {
   for (int64_t b = 0; b < batch; ++b) params.push_back(WithRng(grid[b % grid.size()].params, 100 + b, 3 * b));
   DeviceArray<float> d_logits(strided);
   DeviceArray<int32_t> d_indices(indices), d_tokens(batch), d_status(batch);
-  std::vector<double> t(batch), p(batch), m(batch);
-  std::vector<int64_t> k(batch);
-  std::vector<uint64_t> seed(batch), offset(batch);
-  for (int64_t b = 0; b < batch; ++b) {
-    t[b] = params[b].temperature;
-    k[b] = params[b].top_k;
-    p[b] = params[b].top_p;
-    m[b] = params[b].min_p;
-    seed[b] = params[b].seed;
-    offset[b] = params[b].offset;
-  }
-  kernels::SamplingParams kp;
-  kp.temperature.values = t.data();
-  kp.top_k.values = k.data();
-  kp.top_p.values = p.data();
-  kp.min_p.values = m.data();
-  kp.seed.values = seed.data();
-  kp.offset.values = offset.data();
+  const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(params);
+  const kernels::SamplingParams kp = columns.View();
   LogitsBatch lb;
   lb.data = d_logits.get();
   lb.vocab = vocab;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "samplecheck/kernels/param_columns.h"
 #include "samplecheck/kernels/sampling.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/reference/profile.h"
@@ -106,24 +107,8 @@ class CudaSampler final : public Sampler {
     if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
     SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), batch.logits, elements * sizeof(float), cudaMemcpyHostToDevice,
                             stream_));
-    std::vector<double> temperature(rows), top_p(rows), min_p(rows);
-    std::vector<int64_t> top_k(rows);
-    std::vector<uint64_t> seed(rows), offset(rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      temperature[r] = params[r].temperature;
-      top_k[r] = params[r].top_k;
-      top_p[r] = params[r].top_p;
-      min_p[r] = params[r].min_p;
-      seed[r] = params[r].seed;
-      offset[r] = params[r].offset;
-    }
-    kernels::SamplingParams kp;
-    kp.temperature.values = temperature.data();
-    kp.top_k.values = top_k.data();
-    kp.top_p.values = top_p.data();
-    kp.min_p.values = min_p.data();
-    kp.seed.values = seed.data();
-    kp.offset.values = offset.data();
+    const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(params.first(rows));
+    const kernels::SamplingParams kp = columns.View();
     kernels::LogitsBatch lb;
     lb.dtype = kernels::DType::kFloat32;
     lb.data = logits_.As<float>();
@@ -156,8 +141,8 @@ class CudaSampler final : public Sampler {
     out.probs = probs_.As<float>();
     int32_t* status_dev = reinterpret_cast<int32_t*>(probs_.As<float>() + row.size());
     out.row_status = status_dev;
-    if (Status st = FromKernels(kernels::ComputeProcessedDistribution(lb, ToKernels(params), kernel_profile_, out,
-                                                                      stream_));
+    if (Status st = FromKernels(
+            kernels::ComputeProcessedDistribution(lb, kernels::ScalarParams(params), kernel_profile_, out, stream_));
         !st.ok()) {
       return st.error();
     }
@@ -196,7 +181,7 @@ class CudaSampler final : public Sampler {
     int32_t* status_dev = reinterpret_cast<int32_t*>(hist_dev + row.size());
     SC_CUDA(cudaMemsetAsync(hist_dev, 0, row.size() * sizeof(uint64_t), stream_));
     kernels::DeviceRow dr{kernels::DType::kFloat32, logits_.As<float>(), static_cast<int64_t>(row.size())};
-    const kernels::SamplingParams kp = ToKernels(params);
+    const kernels::SamplingParams kp = kernels::ScalarParams(params);
     if (Status st = FromKernels(
             kernels::CountDraws(dr, kernels::RowParamsAt(kp, 0), kernel_profile_, draws, hist_dev, status_dev, stream_));
         !st.ok()) {
@@ -216,17 +201,6 @@ class CudaSampler final : public Sampler {
   }
 
  private:
-  static kernels::SamplingParams ToKernels(const SamplingParams& p) {
-    kernels::SamplingParams kp;
-    kp.temperature.scalar = p.temperature;
-    kp.top_k.scalar = p.top_k;
-    kp.top_p.scalar = p.top_p;
-    kp.min_p.scalar = p.min_p;
-    kp.seed.scalar = p.seed;
-    kp.offset.scalar = p.offset;
-    return kp;
-  }
-
   Status UploadRow(std::span<const float> row) {
     if (Status st = logits_.Reserve(row.size() * sizeof(float)); !st.ok()) return st;
     SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), row.data(), row.size() * sizeof(float), cudaMemcpyHostToDevice,
