@@ -27,13 +27,7 @@ class ExactSampler final : public Sampler {
   }
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
-    if (Status st = CheckBatch(batch, params.size(), tokens.size()); !st.ok()) return st;
-    // Every row's params are validated before anything is drawn: one bad row fails the call.
-    for (size_t r = 0; r < params.size(); ++r) {
-      if (auto bad = ValidateParams(params[r], profile_)) {
-        return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
-      }
-    }
+    if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     for (int64_t r = 0; r < batch.rows; ++r) {
       const SamplingParams& row_params = params[static_cast<size_t>(r)];
       auto dist = ComputeDistribution(LogitsView::Fp32(batch.Row(r)), row_params, profile_);
@@ -57,11 +51,7 @@ class ExactSampler final : public Sampler {
 
   Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                     std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
-    if (histogram.size() != row.size()) {
-      return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
-                             std::to_string(row.size()) + " tokens");
-    }
-    if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
+    if (Status st = CheckCountDrawsArgs(row, params, histogram.size(), profile_); !st.ok()) return st;
     Status st = ExactCountDraws(LogitsView::Fp32(row), params, profile_, draws, histogram);
     if (!st.ok() && st.error().code == ErrorCode::kInvalidRow) {
       // Same contract as Sample: a row that cannot be sampled yields kInvalidToken on every draw.
@@ -72,20 +62,6 @@ class ExactSampler final : public Sampler {
   }
 
  private:
-  static Status CheckBatch(const RowBatch& batch, size_t params_size, size_t tokens_size) {
-    if (batch.rows < 0 || batch.vocab < 0 || batch.row_stride < batch.vocab) {
-      return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
-                             std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride) +
-                             " (rows >= 0, row_stride >= vocab >= 0)");
-    }
-    if (batch.rows > 0 && batch.logits == nullptr) return InvalidArgument("malformed batch: logits is null");
-    if (params_size != static_cast<size_t>(batch.rows) || tokens_size != static_cast<size_t>(batch.rows)) {
-      return InvalidArgument("batch has " + std::to_string(batch.rows) + " rows but " + std::to_string(params_size) +
-                             " params and " + std::to_string(tokens_size) + " token slots");
-    }
-    return Status::Ok();
-  }
-
   const Profile& profile_;
 };
 

@@ -147,20 +147,7 @@ class MutantSampler final : public Sampler {
   }
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
-    if (batch.rows < 0 || batch.vocab < 0 || batch.row_stride < batch.vocab ||
-        (batch.rows > 0 && batch.logits == nullptr)) {
-      return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
-                             std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride));
-    }
-    if (params.size() != static_cast<size_t>(batch.rows) || tokens.size() != static_cast<size_t>(batch.rows)) {
-      return InvalidArgument("batch has " + std::to_string(batch.rows) + " rows but " + std::to_string(params.size()) +
-                             " params and " + std::to_string(tokens.size()) + " token slots");
-    }
-    for (size_t r = 0; r < params.size(); ++r) {
-      if (auto bad = ValidateParams(params[r], profile_)) {
-        return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
-      }
-    }
+    if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     for (size_t r = 0; r < params.size(); ++r) {
       const SamplingParams used = UsedParams(params, r);
       auto weights = DrawWeights(batch.Row(static_cast<int64_t>(r)), used);
@@ -189,11 +176,7 @@ class MutantSampler final : public Sampler {
   // params.offset + i, so a fault of the batch (rng or params hook) acts as it does through Sample.
   Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                     std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
-    if (histogram.size() != row.size()) {
-      return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
-                             std::to_string(row.size()) + " tokens");
-    }
-    if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
+    if (Status st = CheckCountDrawsArgs(row, params, histogram.size(), profile_); !st.ok()) return st;
     constexpr uint64_t kBatch = 4096;
     const size_t rows = static_cast<size_t>(std::min<uint64_t>(kBatch, std::max<uint64_t>(draws, 1)));
     std::vector<SamplingParams> batch(rows, params);

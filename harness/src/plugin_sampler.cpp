@@ -92,15 +92,7 @@ class PluginSampler final : public Sampler {
   }
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
-    if (batch.rows < 0 || batch.vocab < 1 || batch.row_stride < batch.vocab || (batch.rows > 0 && !batch.logits)) {
-      return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
-                             std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride));
-    }
-    if (params.size() != static_cast<size_t>(batch.rows) || tokens.size() != static_cast<size_t>(batch.rows)) {
-      return InvalidArgument("batch has " + std::to_string(batch.rows) + " rows but " +
-                             std::to_string(params.size()) + " params and " + std::to_string(tokens.size()) +
-                             " token slots");
-    }
+    if (Status st = CheckBatchShape(batch, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) return st;
     if (batch.rows == 0) return Status::Ok();
     std::vector<samplecheck_plugin_params> plugin_params(params.size());
     for (size_t r = 0; r < params.size(); ++r) plugin_params[r] = ToPluginParams(params[r]);

@@ -174,15 +174,7 @@ class ProcessSampler final : public Sampler {
   }
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
-    if (batch.rows < 0 || batch.vocab < 1 || batch.row_stride < batch.vocab || (batch.rows > 0 && !batch.logits)) {
-      return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
-                             std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride));
-    }
-    if (params.size() != static_cast<size_t>(batch.rows) || tokens.size() != static_cast<size_t>(batch.rows)) {
-      return InvalidArgument("batch has " + std::to_string(batch.rows) + " rows but " +
-                             std::to_string(params.size()) + " params and " + std::to_string(tokens.size()) +
-                             " token slots");
-    }
+    if (Status st = CheckBatchShape(batch, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) return st;
     const int64_t rows_per_request = std::max<int64_t>(
         1, static_cast<int64_t>(kMaxLogitsBytesPerRequest / (4 * static_cast<size_t>(batch.vocab))));
     for (int64_t first = 0; first < batch.rows; first += rows_per_request) {

@@ -5,6 +5,42 @@
 
 namespace samplecheck::harness {
 
+Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots, int64_t min_vocab) {
+  if (batch.rows < 0 || batch.vocab < min_vocab || batch.row_stride < batch.vocab) {
+    return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
+                           std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride) +
+                           " (rows >= 0, row_stride >= vocab >= " + std::to_string(min_vocab) + ")");
+  }
+  if (batch.rows > 0 && batch.logits == nullptr) return InvalidArgument("malformed batch: logits is null");
+  if (params != static_cast<size_t>(batch.rows) || token_slots != static_cast<size_t>(batch.rows)) {
+    return InvalidArgument("batch has " + std::to_string(batch.rows) + " rows but " + std::to_string(params) +
+                           " params and " + std::to_string(token_slots) + " token slots (one of each per row)");
+  }
+  return Status::Ok();
+}
+
+Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
+                       const Profile& profile) {
+  if (Status st = CheckBatchShape(batch, params.size(), token_slots); !st.ok()) return st;
+  // Every row's params are validated before anything is drawn: one bad row fails the call.
+  for (size_t r = 0; r < params.size(); ++r) {
+    if (auto bad = ValidateParams(params[r], profile)) {
+      return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckCountDrawsArgs(std::span<const float> row, const SamplingParams& params, size_t histogram_cells,
+                           const Profile& profile) {
+  if (histogram_cells != row.size()) {
+    return InvalidArgument("histogram has " + std::to_string(histogram_cells) + " cells, the row has " +
+                           std::to_string(row.size()) + " tokens");
+  }
+  if (auto bad = ValidateParams(params, profile)) return bad->ToError();
+  return Status::Ok();
+}
+
 Result<std::vector<double>> Sampler::ProcessedDistribution(std::span<const float>, const SamplingParams&) {
   return Unsupported(Name() + " does not expose its processed distribution");
 }
@@ -12,7 +48,7 @@ Result<std::vector<double>> Sampler::ProcessedDistribution(std::span<const float
 Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                            std::span<uint64_t> histogram, uint64_t* invalid_draws) {
   const int64_t vocab = static_cast<int64_t>(row.size());
-  if (static_cast<int64_t>(histogram.size()) != vocab) {
+  if (histogram.size() != row.size()) {
     return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
                            std::to_string(vocab) + " tokens");
   }

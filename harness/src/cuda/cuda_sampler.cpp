@@ -83,19 +83,7 @@ class CudaSampler final : public Sampler {
   }
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
-    if (batch.rows < 0 || batch.vocab < 0 || batch.row_stride < batch.vocab || params.size() != size_t(batch.rows) ||
-        tokens.size() != size_t(batch.rows)) {
-      return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
-                             std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride) +
-                             ", params = " + std::to_string(params.size()) + ", tokens = " +
-                             std::to_string(tokens.size()) + " (rows >= 0, row_stride >= vocab, one params and "
-                             "one token per row)");
-    }
-    for (size_t r = 0; r < params.size(); ++r) {
-      if (auto bad = ValidateParams(params[r], profile_)) {
-        return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
-      }
-    }
+    if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     if (batch.rows == 0) return Status::Ok();
     if (batch.vocab == 0) {  // like the exact sampler: an empty row cannot be sampled
       for (int32_t& t : tokens) t = kInvalidToken;
@@ -166,11 +154,7 @@ class CudaSampler final : public Sampler {
 
   Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                     std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
-    if (histogram.size() != row.size()) {
-      return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
-                             std::to_string(row.size()) + " tokens");
-    }
-    if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
+    if (Status st = CheckCountDrawsArgs(row, params, histogram.size(), profile_); !st.ok()) return st;
     if (row.empty()) {
       if (invalid_draws) *invalid_draws += draws;
       return Status::Ok();

@@ -16,6 +16,7 @@
 
 #include "samplecheck/reference/error.h"
 #include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
 
 namespace samplecheck::harness {
 
@@ -60,5 +61,17 @@ class Sampler {
   virtual Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                             std::span<uint64_t> histogram, uint64_t* invalid_draws);
 };
+
+// The argument checks of the Sampler contract, shared by the samplers. Each error is kInvalidArgument and names
+// the value and what is allowed.
+// The batch is well formed (rows >= 0, row_stride >= vocab >= min_vocab, logits set when rows > 0) and there is
+// one params and one token slot per row.
+Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots, int64_t min_vocab = 0);
+// CheckBatchShape, and every row's params are valid for `profile` (the first bad row is named).
+Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
+                       const Profile& profile);
+// CountDraws: the histogram has one cell per token and params are valid for `profile`.
+Status CheckCountDrawsArgs(std::span<const float> row, const SamplingParams& params, size_t histogram_cells,
+                           const Profile& profile);
 
 }  // namespace samplecheck::harness
