@@ -4,11 +4,13 @@
 //
 //   pass 0  BlockRowStats         max, greedy token (lowest id among maxima), NaN, #live. Invalid row -> stop.
 //   greedy                        vllm: T < 1e-5; hf: T == 0 or top_p == 0 -> the greedy token, stop.
-//   pass 1  min-p key (min_p > 0) the smallest key with exp((x - max) / T) >= min_p (double precision: p_i >=
+//   min-p key (min_p > 0)         the smallest key with exp((x - max) / T) >= min_p (double precision: p_i >=
 //                                 min_p * p_max, relative to the full softmax; the ratio is the same after any
-//                                 renormalization, so hf's min-p after top-p is the same threshold). The same pass
-//                                 gives the weight floor (tokens whose weight reference/ rounds to 0 are never
-//                                 kept) when the row's range makes it matter; a +inf max keeps only +inf tokens.
+//                                 renormalization, so hf's min-p after top-p is the same threshold). No pass over
+//                                 the row: the test is monotone in x, so every thread bisects the 2^32 keys below
+//                                 the max (32 evaluations). The same search gives the weight floor (tokens whose
+//                                 weight reference/ rounds to 0 are never kept) when the row's range makes it
+//                                 matter; a +inf max keeps only +inf tokens.
 //   pass 2-4 top-k key (0 < k < #live)  BlockKthLargestKey: the k-th largest logit; ties kept. For vllm it runs
 //                                 after min-p: the k-th largest of the min-p survivors is max(min-p key, k-th key).
 //   pass 5-7 top-p key (top_p < 1) BlockTopPThreshold over the candidates (vllm: min-p and top-k survivors;
@@ -24,7 +26,6 @@
 // and for kRowSampled the kept set is {(i, x) : plan.kept.Contains(i, x)} with fixed mass plan.kept_mass >= 2^42.
 #pragma once
 
-#include <cub/block/block_reduce.cuh>
 
 #include <cstdint>
 
@@ -58,10 +59,6 @@ struct DeviceParams {
   __device__ DeviceRowParams At(int64_t b) const { return per_row ? per_row[b] : scalar; }
 };
 
-struct MinKeys {
-  __device__ uint2 operator()(uint2 a, uint2 b) const { return make_uint2(min(a.x, b.x), min(a.y, b.y)); }
-};
-
 // The weight floor of reference/: exp(z) is 0 in long double below about this z (2^-16445 = e^-11398.8).
 inline constexpr double kMinScaledLogit = -11398.8;
 
@@ -80,16 +77,10 @@ __device__ __forceinline__ bool IsGreedy(int32_t profile, const DeviceRowParams&
 
 template <int kThreads>
 class BlockRowPlanner {
-  using MinReduce = cub::BlockReduce<uint2, kThreads>;
-
  public:
   // Phases never overlap, so their shared memory is one union (CUB's layering: caller-owned TempStorage).
   union TempStorage {
     typename BlockRowStats<kThreads>::TempStorage stats;
-    struct {
-      typename MinReduce::TempStorage reduce;
-      uint2 keys;
-    } min_p;
     typename BlockKthLargestKey<kThreads>::TempStorage top_k;
     typename BlockTopPThreshold<kThreads>::TempStorage top_p;
     typename BlockInverseCdf<kThreads>::TempStorage cdf;
@@ -122,10 +113,12 @@ class BlockRowPlanner {
     if (plan.softmax.infinite_max) {
       floor_key = OrderedKey(kPosInf);
       if (params.min_p > 0.0) min_p_key = floor_key;  // only the +inf tokens have p > 0
-    } else if (params.min_p > 0.0 || underflow) {
-      const uint2 keys = ScaledLogitKeys(row, vocab, plan.softmax, params.min_p > 0.0 ? params.min_p : 0.0);
-      if (params.min_p > 0.0) min_p_key = keys.x;
-      if (underflow) floor_key = keys.y;
+    } else {
+      const uint32_t max_key = OrderedKey(stats.max_logit);
+      if (params.min_p > 0.0) {
+        min_p_key = LowestKeyWhere(max_key, MinPKeeps{plan.softmax, params.min_p, log(params.min_p)});
+      }
+      if (underflow) floor_key = LowestKeyWhere(max_key, AboveWeightFloor{plan.softmax});
     }
     min_p_key = max(min_p_key, floor_key);
 
@@ -159,32 +152,45 @@ class BlockRowPlanner {
   __device__ BlockInverseCdf<kThreads> Cdf() { return BlockInverseCdf<kThreads>(storage_.cdf); }
 
  private:
-  // (x: the smallest key among live tokens with exp(z) >= min_p, y: the smallest with z >= kMinScaledLogit),
-  // z = (x - max) / T in double; the max itself (z = 0) always qualifies. min-p compares the probability ratio
-  // p / p_max = exp(z) with min_p, as the reference does (not z with log(min_p)): a token a hair below the max
-  // (exp(z) rounds to 1, as it does in any fp32 softmax) is tied with the max and kept at min_p = 1 (found by the
-  // CUDA fuzz target on an H200: vllm, T = 1, min_p = 1, logits 1e-30 apart).
-  template <class T>
-  __device__ uint2 ScaledLogitKeys(const T* row, int64_t vocab, const Softmax& softmax, double min_p) {
-    const double log_min_p = min_p > 0.0 ? log(min_p) : -__builtin_huge_val();
-    uint2 local = make_uint2(0xffffffffu, 0xffffffffu);
-    ForEachLogit<kThreads>(row, vocab, [&](int64_t, float x) {
-      if (!(x > kNegInf)) return;
+  // min-p on the probability ratio p / p_max = exp(z) (not z against log(min_p)), as the reference compares it:
+  // a token a hair below the max (exp(z) rounds to 1, as it does in any fp32 softmax) is tied with the max and
+  // kept at min_p = 1 (found by the CUDA fuzz target on an H200: vllm, T = 1, min_p = 1, logits 1e-30 apart). One
+  // exp only in the band where the log-space test could disagree with it (|z - log(min_p)| < 1e-9, far wider than
+  // the rounding of either).
+  struct MinPKeeps {
+    Softmax softmax;
+    double min_p;
+    double log_min_p;
+    __device__ bool operator()(float x) const {
       const double z = softmax.Scaled(x);
-      const uint32_t key = OrderedKey(x);
-      // exp(z) >= min_p, evaluated with one exp only in the band where the log-space test could disagree with it
-      // (|z - log(min_p)| < 1e-9, far wider than the rounding of either; the min-p pass costs a log, not an exp,
-      // per token).
       const double d = z - log_min_p;
-      if (d >= 1e-9 || (d > -1e-9 && exp(z) >= min_p)) local.x = min(local.x, key);
-      if (z >= kMinScaledLogit) local.y = min(local.y, key);
-    });
-    const uint2 keys = MinReduce(storage_.min_p.reduce).Reduce(local, MinKeys{});
-    if (threadIdx.x == 0) storage_.min_p.keys = keys;
-    __syncthreads();
-    const uint2 result = storage_.min_p.keys;
-    __syncthreads();
-    return result;
+      return d >= 1e-9 || (d > -1e-9 && exp(z) >= min_p);
+    }
+  };
+  // The weight floor: the reference's exp(z) is positive.
+  struct AboveWeightFloor {
+    Softmax softmax;
+    __device__ bool operator()(float x) const { return softmax.Scaled(x) >= kMinScaledLogit; }
+  };
+
+  // The smallest key k <= max_key whose value x = KeyToFloat(k) satisfies `keeps`, for a test that is monotone in
+  // x, false at -inf and true at the max (both tests above: z is non-decreasing in x). Every key between those of
+  // -inf and a finite max is a number (NaN keys lie outside), and a token of value x is kept iff key(x) >= k, which
+  // is the set the test keeps (-0 and +0 are one value: tokens are canonicalized to +0, and the test agrees on
+  // both). Bisection over the keys, the same in every thread: no pass over the row, no barrier.
+  template <class Keeps>
+  __device__ static uint32_t LowestKeyWhere(uint32_t max_key, const Keeps& keeps) {
+    uint32_t lo = OrderedKey(kNegInf);  // keeps(-inf) is false
+    uint32_t hi = max_key;              // keeps(max) is true
+    while (hi - lo > 1) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (keeps(KeyToFloat(mid))) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    return hi;
   }
 
   TempStorage& storage_;
