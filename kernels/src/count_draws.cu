@@ -87,7 +87,7 @@ Status CountDraws(const DeviceRow& row, const RowParams& params, Profile profile
   if (!st.ok()) return st;
   DispatchDType(row.dtype, [&](auto type_tag) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(type_tag)>>;
-    BuildCdfKernel<T, kBlockThreads><<<1, kBlockThreads, 0, stream>>>(
+    BuildCdfKernel<T, kWideBlockThreads><<<1, kWideBlockThreads, 0, stream>>>(
         static_cast<const T*>(row.data), row.vocab, ToDevice(params), ProfileCode(profile), cdf, summary);
   });
   st = CudaError(cudaGetLastError(), "BuildCdfKernel launch");

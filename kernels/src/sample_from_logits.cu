@@ -20,8 +20,10 @@ Status SampleFromLogits(const LogitsBatch& logits, const SamplingParams& params,
   const BatchGeometry geometry = GeometryOf(logits);
   DispatchDType(logits.dtype, [&](auto type_tag) {
     using T = std::remove_const_t<std::remove_pointer_t<decltype(type_tag)>>;
-    SampleKernel<T, kBlockThreads><<<static_cast<unsigned>(logits.batch), kBlockThreads, 0, stream>>>(
-        static_cast<const T*>(logits.data), geometry, device_params, ProfileCode(profile), tokens, row_status);
+    DispatchBlockThreads(logits.batch, [&](auto threads) {
+      SampleKernel<T, threads()><<<static_cast<unsigned>(logits.batch), threads(), 0, stream>>>(
+          static_cast<const T*>(logits.data), geometry, device_params, ProfileCode(profile), tokens, row_status);
+    });
   });
   st = CudaError(cudaGetLastError(), "SampleKernel launch");
   ReleaseParams(device_params, stream);

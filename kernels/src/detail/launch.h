@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "samplecheck/kernels/sampling.h"
@@ -12,7 +13,30 @@
 
 namespace samplecheck::kernels::detail {
 
+// Threads per block; one block plans one row. A batch that leaves SMs idle (batch <= SM count) gets blocks of
+// kWideBlockThreads: a single row's passes are bound by the loads one block keeps in flight, and twice the threads
+// keep twice as many. A batch that fills the GPU keeps kBlockThreads (two blocks share an SM). Results do not
+// depend on the choice: every reduction is exact or order-independent (row_values.cuh).
 inline constexpr int kBlockThreads = 512;
+inline constexpr int kWideBlockThreads = 1024;
+
+inline bool WantsWideBlocks(int64_t batch) {
+  int device = 0;
+  int sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return false;
+  return batch <= sms;
+}
+
+// Calls f(std::integral_constant<int, threads>{}) with the block size for a batch of `batch` rows.
+template <class F>
+void DispatchBlockThreads(int64_t batch, F&& f) {
+  if (WantsWideBlocks(batch)) {
+    f(std::integral_constant<int, kWideBlockThreads>{});
+  } else {
+    f(std::integral_constant<int, kBlockThreads>{});
+  }
+}
 
 inline Status CudaError(cudaError_t err, const char* what) {
   if (err == cudaSuccess) return Status::Ok();
