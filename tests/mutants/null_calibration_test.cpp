@@ -11,7 +11,10 @@
 //
 // Environment: SAMPLECHECK_NULL_RUNS (default 200, at least 200 for the documented figures),
 // SAMPLECHECK_NULL_SUITE (default smoke), SAMPLECHECK_NULL_MAX_DRAWS (a cap on every case; default: the suite's),
-// SAMPLECHECK_NULL_SEED (the first campaign seed; default fresh from std::random_device, printed).
+// SAMPLECHECK_NULL_SEED (the first campaign seed; default fresh from std::random_device, printed),
+// SAMPLECHECK_NULL_SAMPLER (default exact: the gate's own false alarms; a correct sampler under test, e.g. cuda on a
+// GPU machine, makes the same run a long-run acceptance test of that sampler) and SAMPLECHECK_NULL_PROFILE (the
+// judged profile; default: the suite's, else the sampler's). scripts/calibration-nightly runs it.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -53,15 +56,20 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
   const uint64_t runs = EnvU64("SAMPLECHECK_NULL_RUNS", 200);
   const char* suite_env = std::getenv("SAMPLECHECK_NULL_SUITE");
   const std::string suite_name = suite_env && *suite_env ? suite_env : "smoke";
+  const char* sampler_env = std::getenv("SAMPLECHECK_NULL_SAMPLER");
+  const std::string sampler = sampler_env && *sampler_env ? sampler_env : "exact";
+  const char* profile_env = std::getenv("SAMPLECHECK_NULL_PROFILE");
+  const std::string profile = profile_env ? profile_env : "";
   const uint64_t max_draws = EnvU64("SAMPLECHECK_NULL_MAX_DRAWS", 0);
   std::random_device rd;
   const uint64_t first_seed = EnvU64("SAMPLECHECK_NULL_SEED", (uint64_t(rd()) << 32) ^ rd());
 
   auto suite = LoadSuite(suite_name);
   ASSERT_TRUE(suite.ok()) << suite.error().ToString();
-  std::cout << "null calibration: suite " << suite_name << " (" << suite->cases.size() << " cases, alpha "
-            << suite->alpha << "), " << runs << " runs, seeds " << first_seed << " + 0.." << runs - 1
-            << (max_draws ? ", max_draws " + std::to_string(max_draws) : std::string()) << "\n";
+  std::cout << "null calibration: sampler " << sampler << (profile.empty() ? "" : " judged as " + profile)
+            << ", suite " << suite_name << " (" << suite->cases.size() << " cases, alpha " << suite->alpha << "), "
+            << runs << " runs, seeds " << first_seed << " + 0.." << runs - 1
+            << (max_draws ? ", max_draws " + std::to_string(max_draws) : std::string()) << std::endl;
 
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t failed = 0;
@@ -70,7 +78,8 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
   std::vector<double> case_p;
   for (uint64_t i = 0; i < runs; ++i) {
     CampaignOptions options;
-    options.sampler_spec = "exact";
+    options.sampler_spec = sampler;
+    options.profile = profile;
     options.seed = first_seed + i;
     if (max_draws) options.max_draws = max_draws;
     options.progress = Progress::Mode::kQuiet;
