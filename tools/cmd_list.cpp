@@ -45,9 +45,13 @@ int List(const ListOptions& o) {
   if (all || o.mutants) {
     if (all) std::cout << "\nmutants (--sampler mutant:<name>; samplecheck mutants, docs/mutants.md):\n";
     const std::string indent = all ? "  " : "";
-    for (const harness::MutantInfo& m : harness::ListMutants()) {
-      std::cout << indent << std::left << std::setw(27) << m.name << " " << m.bug_class << "\n"
-                << indent << std::setw(27) << "" << " source: " << m.source << "\n";
+    // The CPU zoo, then the kernel mutants when this program links them (test builds only).
+    for (const char* family : {"cpu", "cuda"}) {
+      for (const harness::MutantInfo& m : harness::MutantFamily(family)) {
+        if (m.bug_class == "control") continue;
+        std::cout << indent << std::left << std::setw(27) << m.name << " " << m.bug_class << "\n"
+                  << indent << std::setw(27) << "" << " source: " << m.source << "\n";
+      }
     }
   }
   return kExitOk;

@@ -150,7 +150,7 @@ std::vector<std::string> PropertiesFailingOnExact(const MutantsOptions& o) {
 Row Judge(const std::string& name, const std::string& bug_class, const std::vector<harness::Suite>& suites,
           const MutantsOptions& o, const std::vector<std::string>& excluded_properties) {
   (void)excluded_properties;  // used only when the property suite is built in
-  Row row{name, bug_class, name == harness::kControlMutant, {}, "", 0};
+  Row row{name, bug_class, bug_class == "control", {}, "", 0};
   const auto t0 = std::chrono::steady_clock::now();
   const std::string spec = "mutant:" + name;
   for (const harness::Suite& suite : suites) {
@@ -265,9 +265,10 @@ void PrintTable(const std::vector<Row>& rows, bool markdown) {
 }
 
 // The zoo as `samplecheck list` should show it: name, bug class, source, fault.
-int ListZoo(bool markdown) {
+int ListZoo(const std::string& family, bool markdown) {
   if (markdown) std::cout << "| mutant | bug class | hook | source | fault |\n|---|---|---|---|---|\n";
-  for (const harness::MutantInfo& m : harness::ListMutants()) {
+  for (const harness::MutantInfo& m : harness::MutantFamily(family)) {
+    if (m.bug_class == "control") continue;
     if (markdown) {
       std::cout << "| " << m.name << " | " << m.bug_class << " | " << m.hook << " | " << m.source << " | " << m.fault
                 << " |\n";
@@ -280,14 +281,16 @@ int ListZoo(bool markdown) {
 }
 
 int Mutants(const MutantsOptions& o) {
-  if (o.list) return ListZoo(o.markdown);
-  if (o.family == "cuda") {
-    std::cerr << "samplecheck mutants: the CUDA kernel mutants are compiled only into test builds and run as the "
-                 "gpu-labelled ctest mutants_cuda_test (docs/mutants.md); this program has none\n";
+  if (o.list) return ListZoo(o.family, o.markdown);
+  if (o.family != "cpu" && o.family != "cuda") {
+    std::cerr << "samplecheck mutants: --sampler-family must be cpu or cuda (got '" << o.family << "')\n";
     return kExitUsage;
   }
-  if (o.family != "cpu") {
-    std::cerr << "samplecheck mutants: --sampler-family must be cpu or cuda (got '" << o.family << "')\n";
+  const std::vector<harness::MutantInfo> family = harness::MutantFamily(o.family);
+  if (family.empty()) {
+    std::cerr << "samplecheck mutants: this program has no " << o.family << " mutants: the CUDA kernel mutants are "
+                 "compiled only into test builds; run the test build's samplecheck-kernel-mutants (ctest "
+                 "mutants_cuda_table, label gpu; docs/mutants.md)\n";
     return kExitUsage;
   }
   auto suites = LoadSuites(o.suites);
@@ -295,17 +298,29 @@ int Mutants(const MutantsOptions& o) {
     std::cerr << "samplecheck mutants: " << suites.error().ToString() << "\n";
     return kExitUsage;
   }
-  std::vector<std::pair<std::string, std::string>> names = {{harness::kControlMutant, "control"}};
-  for (const harness::MutantInfo& m : harness::ListMutants()) {
+  // The control first (it must pass everything), then the mutants asked for.
+  std::vector<std::pair<std::string, std::string>> names;
+  for (const harness::MutantInfo& m : family) {
+    if (m.bug_class == "control") names.insert(names.begin(), {m.name, m.bug_class});
+  }
+  for (const harness::MutantInfo& m : family) {
+    if (m.bug_class == "control") continue;
     if (o.only.empty() || std::find(o.only.begin(), o.only.end(), m.name) != o.only.end()) {
       names.emplace_back(m.name, m.bug_class);
     }
   }
   for (const std::string& n : o.only) {
-    if (!harness::FindMutant(n)) {
-      std::cerr << "samplecheck mutants: no mutant named '" << n << "' (samplecheck mutants --list)\n";
+    const bool member = std::any_of(family.begin(), family.end(), [&](const auto& m) { return m.name == n; });
+    if (!member) {
+      std::cerr << "samplecheck mutants: no " << o.family << " mutant named '" << n
+                << "' (samplecheck mutants --list)\n";
       return kExitUsage;
     }
+  }
+  if (names.empty() || names.front().second != "control") {
+    std::cerr << "samplecheck mutants: the " << o.family << " family has no control (a member of bug class "
+                 "'control')\n";
+    return kExitUsage;
   }
   std::string suite_names;
   for (const std::string& s : o.suites) suite_names += (suite_names.empty() ? "" : " + ") + s;
@@ -314,7 +329,8 @@ int Mutants(const MutantsOptions& o) {
 #else
   const bool with_properties = false;
 #endif
-  std::cout << "samplecheck mutants: profile " << o.profile << ", campaign suites " << suite_names
+  std::cout << "samplecheck mutants: " << o.family << " family, profile " << o.profile << ", campaign suites "
+            << suite_names
             << (with_properties ? ", property suite (max_success " + std::to_string(o.max_success) + ")"
                                 : ", no property suite (--no-properties, or not built into this program)")
             << "\n";

@@ -82,7 +82,9 @@ std::vector<float> Jitter(const std::vector<float>& row, uint64_t seed, double s
 }
 
 bool IsMultiThreadSafeSpec(const std::string& spec) {
-  return spec == "exact" || spec.rfind("exact:", 0) == 0 || spec.rfind("mutant:", 0) == 0;
+  // CPU samplers only: the kernel mutants (mutant:cuda:*) share one GPU, like `cuda`.
+  return spec == "exact" || spec.rfind("exact:", 0) == 0 ||
+         (spec.rfind("mutant:", 0) == 0 && spec.rfind("mutant:cuda:", 0) != 0);
 }
 
 }  // namespace

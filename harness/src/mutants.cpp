@@ -250,9 +250,46 @@ const std::vector<MutantInfo>& ListMutants() {
   return infos;
 }
 
+namespace {
+
+struct ExternalMutant {
+  std::string family;
+  MutantInfo info;
+  MutantFactory make;
+};
+
+std::vector<ExternalMutant>& ExternalMutants() {
+  static std::vector<ExternalMutant> registry;
+  return registry;
+}
+
+}  // namespace
+
+bool RegisterExternalMutant(std::string family, MutantInfo info, MutantFactory make) {
+  if (FindMutant(info.name) != nullptr || !make) return false;
+  ExternalMutants().push_back({std::move(family), std::move(info), std::move(make)});
+  return true;
+}
+
+std::vector<MutantInfo> MutantFamily(std::string_view family) {
+  std::vector<MutantInfo> members;
+  if (family == "cpu") {
+    members.push_back(*FindMutant(kControlMutant));
+    for (const MutantInfo& m : ListMutants()) members.push_back(m);
+    return members;
+  }
+  for (const ExternalMutant& m : ExternalMutants()) {
+    if (m.family == family) members.push_back(m.info);
+  }
+  return members;
+}
+
 const MutantInfo* FindMutant(std::string_view name) {
   for (const mutants::MutantDef& def : mutants::MutantDefs()) {
     if (def.info.name == name) return &def.info;
+  }
+  for (const ExternalMutant& m : ExternalMutants()) {
+    if (m.info.name == name) return &m.info;
   }
   return nullptr;
 }
@@ -265,7 +302,13 @@ Result<std::unique_ptr<Sampler>> MakeMutantSampler(std::string_view name, const 
   for (const mutants::MutantDef& def : mutants::MutantDefs()) {
     if (def.info.name == name) return std::unique_ptr<Sampler>(std::make_unique<mutants::MutantSampler>(def, *profile));
   }
-  return InvalidArgument("no mutant named '" + std::string(name) + "'; known mutants: " + mutants::KnownMutants());
+  std::string external;
+  for (const ExternalMutant& m : ExternalMutants()) {
+    if (m.info.name == name) return m.make(options);
+    external += ", " + m.info.name;
+  }
+  return InvalidArgument("no mutant named '" + std::string(name) + "'; known mutants: " + mutants::KnownMutants() +
+                         external);
 }
 
 }  // namespace samplecheck::harness

@@ -17,6 +17,7 @@
 // `mutant:none` is that machinery with no fault: the control, which must pass every check.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +46,18 @@ struct MutantInfo {
 const std::vector<MutantInfo>& ListMutants();
 // nullptr when no mutant has that name (the control included: FindMutant("none") is its info).
 const MutantInfo* FindMutant(std::string_view name);
+
+// ---- Mutant families defined outside the harness ----------------------------------------------------------
+// The CUDA kernel mutants (kernels/test_mutants) are compiled only into test builds; a test program that links them
+// registers each one at static initialization under a family ("cuda"). `mutant:<name>` then reaches it like any
+// zoo mutant, and `samplecheck mutants --sampler-family <family>` runs the gate on the family. A family's control
+// (no fault) is the member whose bug_class is "control"; it must pass everything, like `none` for the zoo.
+using MutantFactory = std::function<Result<std::unique_ptr<Sampler>>(const SamplerOptions& options)>;
+// false (nothing registered) when the name is taken.
+bool RegisterExternalMutant(std::string family, MutantInfo info, MutantFactory make);
+// The members of a family in registration order, its control included: "cpu" is the zoo (ListMutants, the control
+// `none` first); any other family is what the program registered (empty when none is linked in).
+std::vector<MutantInfo> MutantFamily(std::string_view family);
 
 // The mutant `name` under options.profile (the semantics it is the correct sampler of, plus its fault).
 // kInvalidArgument when no mutant has that name (the message lists the known mutants) or the profile is unknown.
