@@ -49,8 +49,8 @@ int List(const ListOptions& o) {
     for (const char* family : {"cpu", "cuda"}) {
       for (const harness::MutantInfo& m : harness::MutantFamily(family)) {
         if (m.bug_class == "control") continue;
-        std::cout << indent << std::left << std::setw(27) << m.name << " " << m.bug_class << "\n"
-                  << indent << std::setw(27) << "" << " source: " << m.source << "\n";
+        std::cout << indent << std::left << std::setw(30) << m.name << " " << m.bug_class << "\n"
+                  << indent << std::setw(30) << "" << " source: " << m.source << "\n";
       }
     }
   }
