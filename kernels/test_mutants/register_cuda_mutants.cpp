@@ -2,13 +2,13 @@
 // registry (harness/mutants.h, family "cuda") at static initialization, so the test program that links this file
 // (samplecheck-kernel-mutants: the samplecheck program plus the kernel mutants, built only into test builds) runs
 // `samplecheck mutants --sampler-family cuda` and `--sampler mutant:cuda:<name>` like the CPU zoo. Each sampler is
-// the harness's cuda sampler (harness/cuda_sampler.h) drawing through SampleFromLogitsWithFault; cuda:none (no
+// the harness's cuda sampler (harness/cuda_sampler_launch.h) drawing through SampleFromLogitsWithFault; cuda:none (no
 // fault: the shipped kernel) is the family's control.
 #include <string>
 #include <vector>
 
 #include "fault_sample.h"
-#include "samplecheck/harness/cuda_sampler.h"
+#include "samplecheck/harness/cuda_sampler_launch.h"
 #include "samplecheck/harness/mutants.h"
 
 namespace samplecheck::kernels::test_mutants {
@@ -52,14 +52,8 @@ const std::vector<KernelMutant>& KernelMutants() {
 bool RegisterAll() {
   bool ok = true;
   for (const KernelMutant& m : KernelMutants()) {
-    harness::MutantInfo info;
-    info.name = std::string(KernelFaultName(m.fault));
-    info.bug_class = m.bug_class;
-    info.source = m.source;
-    info.fault = m.description;
-    info.hook = m.hook;
-    info.expected_check = m.expected_check;
-    info.gross = m.gross;
+    harness::MutantInfo info{std::string(KernelFaultName(m.fault)), m.bug_class,      m.source, m.description,
+                             m.hook,                                m.expected_check, m.gross};
     const KernelFault fault = m.fault;
     const std::string name = "mutant:" + info.name;
     ok = harness::RegisterExternalMutant(
