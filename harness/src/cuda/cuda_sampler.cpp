@@ -1,5 +1,6 @@
 // The `cuda` sampler: samplecheck::kernels behind the Sampler interface (see cuda_sampler.h).
 #include "samplecheck/harness/cuda_sampler.h"
+#include "samplecheck/harness/cuda_sampler_launch.h"
 
 #include <cuda_runtime_api.h>
 
