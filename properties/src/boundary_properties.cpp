@@ -17,17 +17,13 @@
 #include <sstream>
 
 #include "property_context.h"
+#include "samplecheck/reference/params.h"
 #include "samplecheck/properties/generators.h"
 
 namespace samplecheck::properties {
 namespace {
 
-std::string Num(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
+std::string Num(double value) { return FormatValue(value); }
 
 // The draws of check (b) and their false-alarm rate: a correct sampler keeps k tokens, the least likely with
 // probability p_min (1/k on these rows for every profile's renormalization; taken from the reference), and misses

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "property_context.h"
+#include "samplecheck/reference/params.h"
 #include "samplecheck/properties/generators.h"
 
 namespace samplecheck::properties {
@@ -18,12 +19,7 @@ namespace {
 
 using gen::IsGreedy;
 
-std::string Num(long double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << static_cast<double>(value);
-  return out.str();
-}
+std::string Num(long double value) { return FormatValue(static_cast<double>(value)); }
 
 // Tokens grouped by identical logit, in descending logit order; only alive tokens (positive mass in `full`).
 std::vector<std::vector<int32_t>> TieGroups(const Row& row, const std::vector<double>& full) {

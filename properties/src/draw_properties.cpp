@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "property_context.h"
+#include "samplecheck/reference/params.h"
 #include "samplecheck/properties/generators.h"
 #include "samplecheck/stats/binning.h"
 #include "samplecheck/stats/chi_square.h"
@@ -19,12 +20,7 @@ namespace {
 using harness::kInvalidToken;
 using harness::RowBatch;
 
-std::string Num(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
+std::string Num(double value) { return FormatValue(value); }
 
 // One Sample call over rows that share a vocab; fails the case when the call fails.
 std::vector<int32_t> SampleRows(const Context& ctx, const std::vector<Row>& rows, const std::vector<Params>& params) {

@@ -6,7 +6,6 @@
 #include "samplecheck/reference/profile.h"
 
 namespace samplecheck {
-namespace {
 
 std::string FormatValue(double value) {
   std::ostringstream out;
@@ -14,6 +13,8 @@ std::string FormatValue(double value) {
   out << value;
   return out.str();
 }
+
+namespace {
 
 ParamError MakeError(ParamField field, double value, std::string allowed, const Profile& profile,
                      std::string_view why = "is outside") {

@@ -31,15 +31,36 @@ std::vector<float> RandomLogits(int64_t n, double sigma, uint64_t seed, double t
   return row;
 }
 
+samplecheck::SamplingParams MakeParams(double temperature, int64_t top_k, double top_p, double min_p) {
+  samplecheck::SamplingParams sp;
+  sp.temperature = temperature;
+  sp.top_k = top_k;
+  sp.top_p = top_p;
+  sp.min_p = min_p;
+  return sp;
+}
+
+ProcessedRows RunProcessed(const std::vector<float>& logits, int64_t rows, int64_t vocab,
+                           const samplecheck::SamplingParams& p, Profile profile) {
+  DeviceArray<float> d_logits(logits), d_probs(rows * vocab), d_logprobs(rows * vocab), d_masked(rows * vocab);
+  DeviceArray<int32_t> d_status(rows);
+  LogitsBatch lb;
+  lb.data = d_logits.get();
+  lb.vocab = vocab;
+  lb.batch = rows;
+  ProcessedOutputs out;
+  out.probs = d_probs.get();
+  out.logprobs = d_logprobs.get();
+  out.masked_logits = d_masked.get();
+  out.row_status = d_status.get();
+  const Status st = ComputeProcessedDistribution(lb, ToKernelParams(p), profile, out, nullptr);
+  EXPECT_TRUE(st.ok()) << st.message;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {d_probs.Download(), d_logprobs.Download(), d_masked.Download(), d_status.Download()};
+}
+
 std::vector<NamedParams> ParamGrid() {
-  auto make = [](double t, int64_t k, double p, double m) {
-    samplecheck::SamplingParams sp;
-    sp.temperature = t;
-    sp.top_k = k;
-    sp.top_p = p;
-    sp.min_p = m;
-    return sp;
-  };
+  const auto make = [](double t, int64_t k, double p, double m) { return MakeParams(t, k, p, m); };
   return {
       {"none", make(1.0, -1, 1.0, 0.0)},
       {"top_k_50", make(1.0, 50, 1.0, 0.0)},

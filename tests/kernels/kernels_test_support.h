@@ -67,6 +67,17 @@ struct NamedParams {
 };
 std::vector<NamedParams> ParamGrid();
 
+// Filter parameters (seed and offset 0).
+samplecheck::SamplingParams MakeParams(double temperature, int64_t top_k, double top_p, double min_p = 0.0);
+
+// ComputeProcessedDistribution of `rows` contiguous fp32 rows (host), scalar params, downloaded.
+struct ProcessedRows {
+  std::vector<float> probs, logprobs, masked;
+  std::vector<int32_t> status;
+};
+ProcessedRows RunProcessed(const std::vector<float>& logits, int64_t rows, int64_t vocab,
+                           const samplecheck::SamplingParams& p, Profile profile);
+
 samplecheck::SamplingParams WithRng(samplecheck::SamplingParams p, uint64_t seed, uint64_t offset);
 kernels::SamplingParams ToKernelParams(const samplecheck::SamplingParams& p);
 std::string Describe(const samplecheck::SamplingParams& p);

@@ -14,29 +14,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 class ProcessedTest : public ::testing::TestWithParam<std::string> {};
 
-struct Processed {
-  std::vector<float> probs, logprobs, masked;
-  std::vector<int32_t> status;
-};
-
-Processed RunProcessed(const std::vector<float>& logits, int64_t rows, int64_t vocab,
-                       const samplecheck::SamplingParams& p, Profile profile) {
-  DeviceArray<float> d_logits(logits), d_probs(rows * vocab), d_logprobs(rows * vocab), d_masked(rows * vocab);
-  DeviceArray<int32_t> d_status(rows);
-  LogitsBatch lb;
-  lb.data = d_logits.get();
-  lb.vocab = vocab;
-  lb.batch = rows;
-  ProcessedOutputs out;
-  out.probs = d_probs.get();
-  out.logprobs = d_logprobs.get();
-  out.masked_logits = d_masked.get();
-  out.row_status = d_status.get();
-  const Status st = ComputeProcessedDistribution(lb, ToKernelParams(p), profile, out, nullptr);
-  EXPECT_TRUE(st.ok()) << st.message;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  return {d_probs.Download(), d_logprobs.Download(), d_masked.Download(), d_status.Download()};
-}
+using Processed = ProcessedRows;
 
 TEST_P(ProcessedTest, ProbabilitiesAndKeptSetsMatchReference) {
   SKIP_WITHOUT_DEVICE();

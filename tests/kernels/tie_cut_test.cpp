@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include <utility>
+
 #include "kernels_test_support.h"
 
 namespace samplecheck::kernels::testing {
@@ -22,12 +24,7 @@ struct TieCase {
 };
 
 samplecheck::SamplingParams Params(double t, int64_t k, double p, double min_p = 0.0) {
-  samplecheck::SamplingParams s;
-  s.temperature = t;
-  s.top_k = k;
-  s.top_p = p;
-  s.min_p = min_p;
-  return s;
+  return MakeParams(t, k, p, min_p);
 }
 
 std::vector<TieCase> Cases() {
@@ -67,22 +64,8 @@ struct Outputs {
 };
 
 Outputs Processed(const std::vector<float>& row, const samplecheck::SamplingParams& p, Profile profile) {
-  const int64_t vocab = row.size();
-  DeviceArray<float> d_row(row), d_probs(vocab), d_logprobs(vocab), d_masked(vocab);
-  DeviceArray<int32_t> d_status(1);
-  LogitsBatch lb;
-  lb.data = d_row.get();
-  lb.vocab = vocab;
-  lb.batch = 1;
-  ProcessedOutputs out;
-  out.probs = d_probs.get();
-  out.logprobs = d_logprobs.get();
-  out.masked_logits = d_masked.get();
-  out.row_status = d_status.get();
-  const Status st = ComputeProcessedDistribution(lb, ToKernelParams(p), profile, out, nullptr);
-  EXPECT_TRUE(st.ok()) << st.message;
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  return {d_probs.Download(), d_logprobs.Download(), d_masked.Download(), d_status.Download()[0]};
+  ProcessedRows got = RunProcessed(row, 1, static_cast<int64_t>(row.size()), p, profile);
+  return {std::move(got.probs), std::move(got.logprobs), std::move(got.masked), got.status.at(0)};
 }
 
 TEST_P(TieCutTest, ProcessedDistributionCutsTheTopPTieGroupByPosition) {

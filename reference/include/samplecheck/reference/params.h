@@ -39,4 +39,7 @@ struct ParamError {
 // temperature, top_k, top_p, min_p). NaN is invalid everywhere.
 std::optional<ParamError> ValidateParams(const SamplingParams& params, const Profile& profile);
 
+// A value as error messages print it: 17 significant digits, so the printed number reads back as the same double.
+std::string FormatValue(double value);
+
 }  // namespace samplecheck
