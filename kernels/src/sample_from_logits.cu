@@ -1,7 +1,7 @@
 // SampleFromLogits: one token per row. Profiles `vllm` and `hf` (reference/ profile.h; docs/kernels.md).
 //
 // The kernel (one thread block per batch row, then one inverse-CDF draw) is detail/sample_kernel.cuh's
-// SampleKernel with the default fault policy NoFault; test-only mutants (kernels/test_mutants/) instantiate the
+// SampleKernel with the default fault policy NoFault; test-only mutants (tests/kernel_mutants/) instantiate the
 // same kernel with a fault policy.
 #include "detail/launch.h"
 #include "detail/sample_kernel.cuh"

@@ -7,7 +7,7 @@
 // neither the batch size, the row's position nor the other rows change it. Invalid rows get kInvalidToken, never
 // token 0 and never an id >= vocab.
 //
-// FaultPolicy: a compile-time hook for test-only mutants (kernels/test_mutants/), so they reuse this kernel
+// FaultPolicy: a compile-time hook for test-only mutants (tests/kernel_mutants/), so they reuse this kernel
 // instead of a copy. Customization points (static __device__ members; NoFault is the identity):
 //   Params(params, b, r)  the DeviceRowParams batch row b plans and draws with (r: its logits row)
 //   Counter(p, b)         the Philox counter (offset) of batch row b's draw

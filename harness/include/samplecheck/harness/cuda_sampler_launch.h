@@ -1,5 +1,5 @@
 // The cuda sampler over another kernel launcher: for programs that link samplecheck::kernels themselves (the
-// test-only kernel mutants of kernels/test_mutants register theirs through it). Needs the CUDA runtime headers
+// test-only kernel mutants of tests/kernel_mutants register theirs through it). Needs the CUDA runtime headers
 // and kernels/sampling.h, which cuda_sampler.h does not.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 namespace samplecheck::harness {
 
-// A launcher with the contract of kernels::SampleFromLogits (the test-only kernel mutants of kernels/test_mutants:
+// A launcher with the contract of kernels::SampleFromLogits (the test-only kernel mutants of tests/kernel_mutants:
 // the shipped kernel with one fault injected).
 using CudaSampleLaunch =
     std::function<kernels::Status(const kernels::LogitsBatch& logits, const kernels::SamplingParams& params,

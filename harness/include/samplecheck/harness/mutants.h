@@ -48,7 +48,7 @@ const std::vector<MutantInfo>& ListMutants();
 const MutantInfo* FindMutant(std::string_view name);
 
 // ---- Mutant families defined outside the harness ----------------------------------------------------------
-// The CUDA kernel mutants (kernels/test_mutants) are compiled only into test builds; a test program that links them
+// The CUDA kernel mutants (tests/kernel_mutants) are compiled only into test builds; a test program that links them
 // registers each one at static initialization under a family ("cuda"). `mutant:<name>` then reaches it like any
 // zoo mutant, and `samplecheck mutants --sampler-family <family>` runs the gate on the family. A family's control
 // (no fault) is the member whose bug_class is "control"; it must pass everything, like `none` for the zoo.
