@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "fuzz_decode.h"
-#include "samplecheck/harness/cuda_sampler.h"
+#include "samplecheck/samplers/cuda_sampler.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/profile.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "fuzz_decode.h"
-#include "samplecheck/harness/exact_sampler.h"
+#include "samplecheck/samplers/exact_sampler.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/exact_sampler.h"
 #include "samplecheck/reference/philox.h"

@@ -24,9 +24,10 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_decode.h"
-#include "samplecheck/harness/report.h"
-#include "samplecheck/harness/row_source.h"
-#include "samplecheck/harness/suite.h"
+#include "samplecheck/campaign/result.h"
+#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/report/report.h"
 
 namespace samplecheck::fuzz {
 namespace {

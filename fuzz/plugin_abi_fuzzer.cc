@@ -20,7 +20,7 @@
 
 #include "fuzz_check.h"
 #include <fuzzer/FuzzedDataProvider.h>
-#include "samplecheck/harness/plugin_sampler.h"
+#include "samplecheck/samplers/plugin_sampler.h"
 
 namespace samplecheck::fuzz {
 namespace {

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "fuzz_decode.h"
-#include "samplecheck/harness/process_sampler.h"
+#include "samplecheck/samplers/process_sampler.h"
 
 namespace samplecheck::fuzz {
 namespace {

@@ -2,7 +2,8 @@
 // negative, subnormal, huge weights; counts up to 2^64 - 1) and random test parameters.
 //
 // Invariants (docs/fuzzing.md):
-//   no crash   every function returns a value or an `error` naming the input; nothing throws or aborts.
+//   no crash   every function returns a value or an error (Result / Status) whose message names the input; nothing
+//              throws or aborts.
 //   p-values   every p-value of a valid result is in [0, 1] (never NaN); statistics finite and >= 0.
 //   binning    PlanBinnings: each binning partitions the support {p0 > 0}: cell_of_token names a cell for every
 //              support token and kForbiddenCell exactly for p0 == 0; token counts and TokensInCell agree; the
@@ -42,6 +43,14 @@ using namespace samplecheck::stats;
 constexpr size_t kMaxCells = 2048;
 
 bool IsProbability(double p) { return p >= 0.0 && p <= 1.0; }  // false for NaN
+
+// True for a value; false for an error, which must say what was wrong (a message naming the input).
+template <typename T>
+bool Valid(const Result<T>& r, const char* name) {
+  if (r.ok()) return true;
+  FUZZ_CHECK(!r.error().message.empty(), "%s: an error without a message", name);
+  return false;
+}
 
 double DecodeWeight(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange<int>(0, 15)) {
@@ -91,8 +100,9 @@ double DecodeDraws(FuzzedDataProvider& in) {
   }
 }
 
-void CheckGoodnessOfFit(const GoodnessOfFit& g, const char* name) {
-  if (!g.ok()) return;
+void CheckGoodnessOfFit(const Result<GoodnessOfFit>& result, const char* name) {
+  if (!Valid(result, name)) return;
+  const GoodnessOfFit& g = *result;
   FUZZ_CHECK(IsProbability(g.p_value), "%s: p-value %.17g", name, g.p_value);
   FUZZ_CHECK(std::isfinite(g.statistic) && g.statistic >= 0.0, "%s: statistic %.17g", name, g.statistic);
   FUZZ_CHECK(!std::isnan(g.min_expected), "%s: min_expected NaN", name);
@@ -157,7 +167,7 @@ void FuzzBinning(FuzzedDataProvider& in) {
     options.hash_buckets = in.ConsumeIntegralInRange<uint32_t>(0, 128);
     options.hash_seed = in.ConsumeIntegral<uint64_t>();
   }
-  const BinningPlan plan = PlanBinnings(p0, n, options);
+  const Result<BinningPlan> planned = PlanBinnings(p0, n, options);
   bool valid_input = std::isfinite(n) && n > 0;
   double sum = 0;
   for (double p : p0) {
@@ -165,11 +175,13 @@ void FuzzBinning(FuzzedDataProvider& in) {
     sum += p;
   }
   if (!(sum > 0) || !std::isfinite(sum)) valid_input = false;
-  if (!plan.ok()) {
+  if (!Valid(planned, "PlanBinnings")) {
     FUZZ_CHECK(!valid_input || options.max_head_cells == 0 || options.max_tail_cells == 0 || options.hash_buckets == 0,
-               "PlanBinnings rejected valid input (V %zu, N %.17g, sum %.17g): %s", v, n, sum, plan.error.c_str());
+               "PlanBinnings rejected valid input (V %zu, N %.17g, sum %.17g): %s", v, n, sum,
+               planned.error().message.c_str());
     return;
   }
+  const BinningPlan& plan = *planned;
   FUZZ_CHECK(valid_input, "PlanBinnings accepted invalid input (V %zu, N %.17g, sum %.17g)", v, n, sum);
   // Support order and forbidden tokens.
   size_t support = 0;
@@ -194,8 +206,10 @@ void FuzzBinning(FuzzedDataProvider& in) {
   uint64_t forbidden_draws = 0;
   for (uint32_t t : forbidden) forbidden_draws += counts[t];
   for (const Binning* b : {&plan.head, &plan.tail, &plan.hash}) {
-    const BinnedCounts binned = BinCounts(*b, counts);
-    FUZZ_CHECK(binned.ok(), "BinCounts(%s) failed: %s", b->name.c_str(), binned.error.c_str());
+    const Result<BinnedCounts> binned_result = BinCounts(*b, counts);
+    FUZZ_CHECK(binned_result.ok(), "BinCounts(%s) failed: %s", b->name.c_str(),
+               binned_result.error().message.c_str());
+    const BinnedCounts& binned = *binned_result;
     FUZZ_CHECK(binned.forbidden == forbidden_draws, "BinCounts(%s): forbidden %llu, expected %llu", b->name.c_str(),
                static_cast<unsigned long long>(binned.forbidden), static_cast<unsigned long long>(forbidden_draws));
     std::vector<uint64_t> expected(b->cells.size(), 0);
@@ -211,8 +225,9 @@ void FuzzBinning(FuzzedDataProvider& in) {
     }
   }
   const double alpha = DecodeAlpha(in);
-  const TokenCheck check = CheckTokenCounts(plan, counts, alpha);
-  if (check.ok()) {
+  const Result<TokenCheck> checked = CheckTokenCounts(plan, counts, alpha);
+  if (Valid(checked, "CheckTokenCounts")) {
+    const TokenCheck& check = *checked;
     FUZZ_CHECK(check.support_violations == forbidden_draws, "CheckTokenCounts: %llu violations, expected %llu",
                static_cast<unsigned long long>(check.support_violations),
                static_cast<unsigned long long>(forbidden_draws));
@@ -229,8 +244,9 @@ void FuzzGoodnessOfFit(FuzzedDataProvider& in) {
   for (auto& p : probabilities) p = DecodeWeight(in);
   CheckGoodnessOfFit(PearsonChiSquareTest(observed, probabilities), "Pearson");
   CheckGoodnessOfFit(GTest(observed, probabilities), "G");
-  const GoodnessOfFit pearson = PearsonChiSquareTest(observed, probabilities);
-  if (pearson.ok()) {
+  const Result<GoodnessOfFit> pearson_result = PearsonChiSquareTest(observed, probabilities);
+  if (Valid(pearson_result, "Pearson")) {
+    const GoodnessOfFit& pearson = *pearson_result;
     uint64_t zero_cell_draws = 0;
     bool overflow = false;
     for (size_t i = 0; i < k; ++i) {
@@ -248,22 +264,22 @@ void FuzzGoodnessOfFit(FuzzedDataProvider& in) {
   for (size_t i = 0; i < k; ++i) {
     if (in.ConsumeBool()) cells.push_back(in.ConsumeBool() ? i : in.ConsumeIntegralInRange<size_t>(0, 2 * k + 1));
   }
-  const MaxAbsZ z = MaxAbsZTest(observed, probabilities, cells, DecodeAlpha(in));
-  if (z.ok()) {
-    FUZZ_CHECK(IsProbability(z.p_value), "MaxAbsZ: p-value %.17g", z.p_value);
-    FUZZ_CHECK(!std::isnan(z.max_abs_z) && z.max_abs_z >= 0, "MaxAbsZ: max |z| %.17g", z.max_abs_z);
+  const Result<MaxAbsZ> z = MaxAbsZTest(observed, probabilities, cells, DecodeAlpha(in));
+  if (Valid(z, "MaxAbsZ")) {
+    FUZZ_CHECK(IsProbability(z->p_value), "MaxAbsZ: p-value %.17g", z->p_value);
+    FUZZ_CHECK(!std::isnan(z->max_abs_z) && z->max_abs_z >= 0, "MaxAbsZ: max |z| %.17g", z->max_abs_z);
   }
-  const SupportCheck support = CheckSupport(probabilities, observed, in.ConsumeIntegralInRange<size_t>(0, 20));
-  if (support.ok()) {
-    FUZZ_CHECK(support.violating_tokens.size() <= support.violating_token_count, "CheckSupport: listed > count");
-    FUZZ_CHECK(std::is_sorted(support.violating_tokens.begin(), support.violating_tokens.end()),
+  const Result<SupportCheck> support = CheckSupport(probabilities, observed, in.ConsumeIntegralInRange<size_t>(0, 20));
+  if (Valid(support, "CheckSupport")) {
+    FUZZ_CHECK(support->violating_tokens.size() <= support->violating_token_count, "CheckSupport: listed > count");
+    FUZZ_CHECK(std::is_sorted(support->violating_tokens.begin(), support->violating_tokens.end()),
                "CheckSupport: listed tokens not ascending");
   }
   // Two-sample over the same cells.
   std::vector<uint64_t> other(k);
   for (auto& o : other) o = DecodeCount(in);
-  const TwoSample two = TwoSampleChiSquareTest(observed, other);
-  if (two.ok()) FUZZ_CHECK(IsProbability(two.p_value), "TwoSample: p-value %.17g", two.p_value);
+  const Result<TwoSample> two = TwoSampleChiSquareTest(observed, other);
+  if (Valid(two, "TwoSample")) FUZZ_CHECK(IsProbability(two->p_value), "TwoSample: p-value %.17g", two->p_value);
 }
 
 void FuzzExact(FuzzedDataProvider& in) {
@@ -272,31 +288,36 @@ void FuzzExact(FuzzedDataProvider& in) {
   std::vector<double> probabilities(k);
   for (auto& o : observed) o = in.ConsumeIntegralInRange<uint64_t>(0, in.ConsumeBool() ? 12 : 100000);
   for (auto& p : probabilities) p = DecodeWeight(in);
-  const ExactPValue exact = ExactMultinomialTest(observed, probabilities, 200000);
-  if (exact.ok()) FUZZ_CHECK(IsProbability(exact.p_value), "ExactMultinomial: p-value %.17g", exact.p_value);
-  const ExactPValue mc =
+  const Result<ExactPValue> exact = ExactMultinomialTest(observed, probabilities, 200000);
+  if (Valid(exact, "ExactMultinomial")) {
+    FUZZ_CHECK(IsProbability(exact->p_value), "ExactMultinomial: p-value %.17g", exact->p_value);
+  }
+  const Result<ExactPValue> mc =
       MonteCarloPearsonTest(observed, probabilities, in.ConsumeIntegralInRange<uint64_t>(0, 64), in.ConsumeIntegral<uint64_t>());
-  if (mc.ok()) FUZZ_CHECK(IsProbability(mc.p_value) && mc.p_value > 0, "MonteCarlo: p-value %.17g", mc.p_value);
+  if (Valid(mc, "MonteCarlo")) {
+    FUZZ_CHECK(IsProbability(mc->p_value) && mc->p_value > 0, "MonteCarlo: p-value %.17g", mc->p_value);
+  }
 
   const uint64_t n = in.ConsumeBool() ? in.ConsumeIntegralInRange<uint64_t>(0, 2000) : in.ConsumeIntegral<uint64_t>();
   const uint64_t kk = in.ConsumeBool() ? in.ConsumeIntegralInRange<uint64_t>(0, n) : in.ConsumeIntegral<uint64_t>();
   const double p = DecodeWeight(in);
   if (n <= 100000) {
-    const Checked<double> binomial = ExactBinomialPValue(kk, n, p);
-    if (binomial.ok()) FUZZ_CHECK(IsProbability(binomial.value), "ExactBinomial(%llu, %llu, %.17g) = %.17g",
-                                  static_cast<unsigned long long>(kk), static_cast<unsigned long long>(n), p,
-                                  binomial.value);
+    const Result<double> binomial = ExactBinomialPValue(kk, n, p);
+    if (Valid(binomial, "ExactBinomial")) {
+      FUZZ_CHECK(IsProbability(*binomial), "ExactBinomial(%llu, %llu, %.17g) = %.17g",
+                 static_cast<unsigned long long>(kk), static_cast<unsigned long long>(n), p, *binomial);
+    }
   }
   const double confidence = DecodeWeight(in);
-  const Checked<Interval> ci = ClopperPearsonInterval(kk, n, confidence);
-  if (ci.ok()) {
+  const Result<Interval> ci = ClopperPearsonInterval(kk, n, confidence);
+  if (Valid(ci, "ClopperPearson")) {
     FUZZ_CHECK(kk <= n && n >= 1, "ClopperPearson accepted k %llu n %llu", static_cast<unsigned long long>(kk),
                static_cast<unsigned long long>(n));
     const double phat = static_cast<double>(kk) / static_cast<double>(n);
-    FUZZ_CHECK(0.0 <= ci.value.lower && ci.value.lower <= phat * (1 + 1e-12) + 1e-300 &&
-                   phat * (1 - 1e-12) <= ci.value.upper && ci.value.upper <= 1.0,
+    FUZZ_CHECK(0.0 <= ci->lower && ci->lower <= phat * (1 + 1e-12) + 1e-300 &&
+                   phat * (1 - 1e-12) <= ci->upper && ci->upper <= 1.0,
                "ClopperPearson(%llu, %llu, %.17g) = [%.17g, %.17g]", static_cast<unsigned long long>(kk),
-               static_cast<unsigned long long>(n), confidence, ci.value.lower, ci.value.upper);
+               static_cast<unsigned long long>(n), confidence, ci->lower, ci->upper);
   }
 }
 
@@ -306,65 +327,74 @@ void FuzzPlanner(FuzzedDataProvider& in) {
   const uint64_t cells = in.ConsumeBool() ? in.ConsumeIntegralInRange<uint64_t>(0, 5000) : in.ConsumeIntegral<uint64_t>();
   const double tv1 = DecodeWeight(in);
   const double tv2 = tv1 * in.ConsumeProbability<double>();  // smaller (or equal)
-  const DrawPlan plan1 = PlanDrawsForTotalVariation(tv1, alpha, power, cells);
-  const DrawPlan plan2 = PlanDrawsForTotalVariation(tv2, alpha, power, cells);
-  if (plan1.ok()) {
-    FUZZ_CHECK(plan1.draws > 0 && !std::isnan(plan1.draws), "plan: draws %.17g", plan1.draws);
-    FUZZ_CHECK(std::isfinite(plan1.critical_value) && plan1.critical_value > 0, "plan: critical value %.17g",
-               plan1.critical_value);
-    if (plan2.ok()) {
-      FUZZ_CHECK(plan2.draws >= plan1.draws * (1 - 1e-9), "smaller TV %.17g needs fewer draws (%.17g) than TV %.17g (%.17g)",
-                 tv2, plan2.draws, tv1, plan1.draws);
+  const Result<DrawPlan> plan1 = PlanDrawsForTotalVariation(tv1, alpha, power, cells);
+  const Result<DrawPlan> plan2 = PlanDrawsForTotalVariation(tv2, alpha, power, cells);
+  const bool plan2_valid = Valid(plan2, "plan");
+  if (Valid(plan1, "plan")) {
+    FUZZ_CHECK(plan1->draws > 0 && !std::isnan(plan1->draws), "plan: draws %.17g", plan1->draws);
+    FUZZ_CHECK(std::isfinite(plan1->critical_value) && plan1->critical_value > 0, "plan: critical value %.17g",
+               plan1->critical_value);
+    if (plan2_valid) {
+      FUZZ_CHECK(plan2->draws >= plan1->draws * (1 - 1e-9), "smaller TV %.17g needs fewer draws (%.17g) than TV %.17g (%.17g)",
+                 tv2, plan2->draws, tv1, plan1->draws);
     }
-    if (std::isfinite(plan1.draws) && plan1.draws < 1e15) {
-      const Checked<double> at_plan = PowerOfRunForTotalVariation(tv1, alpha, cells, plan1.draws);
-      if (at_plan.ok()) {
-        FUZZ_CHECK(std::fabs(at_plan.value - power) <= 1e-3 + 1e-3 * (1 - power),
-                   "power at the planned %.17g draws is %.17g, planned %.17g (tv %.17g alpha %.17g K %llu)", plan1.draws,
-                   at_plan.value, power, tv1, alpha, static_cast<unsigned long long>(cells));
+    if (std::isfinite(plan1->draws) && plan1->draws < 1e15) {
+      const Result<double> at_plan = PowerOfRunForTotalVariation(tv1, alpha, cells, plan1->draws);
+      if (Valid(at_plan, "PowerOfRunForTotalVariation")) {
+        FUZZ_CHECK(std::fabs(*at_plan - power) <= 1e-3 + 1e-3 * (1 - power),
+                   "power at the planned %.17g draws is %.17g, planned %.17g (tv %.17g alpha %.17g K %llu)", plan1->draws,
+                   *at_plan, power, tv1, alpha, static_cast<unsigned long long>(cells));
       }
     }
   }
   const double divergence = WorstCaseDivergenceForTotalVariation(tv1);
   const double n1 = DecodeDraws(in);
   const double n2 = n1 * (1.0 + in.ConsumeProbability<double>() * 10);  // more draws
-  const Checked<double> p1 = PowerOfRun(divergence, alpha, cells, n1);
-  const Checked<double> p2 = PowerOfRun(divergence, alpha, cells, n2);
-  if (p1.ok()) FUZZ_CHECK(IsProbability(p1.value), "PowerOfRun = %.17g", p1.value);
-  if (p1.ok() && p2.ok()) {
-    FUZZ_CHECK(p2.value >= p1.value - 1e-9, "more draws (%.17g) give less power (%.17g) than %.17g draws (%.17g)", n2,
-               p2.value, n1, p1.value);
+  const Result<double> p1 = PowerOfRun(divergence, alpha, cells, n1);
+  const Result<double> p2 = PowerOfRun(divergence, alpha, cells, n2);
+  const bool p1_valid = Valid(p1, "PowerOfRun");
+  const bool p2_valid = Valid(p2, "PowerOfRun");
+  if (p1_valid) FUZZ_CHECK(IsProbability(*p1), "PowerOfRun = %.17g", *p1);
+  if (p1_valid && p2_valid) {
+    FUZZ_CHECK(*p2 >= *p1 - 1e-9, "more draws (%.17g) give less power (%.17g) than %.17g draws (%.17g)", n2,
+               *p2, n1, *p1);
   }
   // Critical values and p-values of the chi-square distribution.
   const uint64_t dof = in.ConsumeBool() ? in.ConsumeIntegralInRange<uint64_t>(0, 100000) : in.ConsumeIntegral<uint64_t>();
   const double a2 = alpha * in.ConsumeProbability<double>();
-  const Checked<double> c1 = ChiSquareCriticalValue(dof, alpha);
-  const Checked<double> c2 = ChiSquareCriticalValue(dof, a2);
-  if (c1.ok()) {
-    FUZZ_CHECK(std::isfinite(c1.value) && c1.value >= 0, "critical value %.17g", c1.value);
-    if (c2.ok()) FUZZ_CHECK(c2.value >= c1.value * (1 - 1e-12), "smaller alpha gives a smaller critical value");
-    const Checked<double> back = ChiSquarePValue(c1.value, dof);
+  const Result<double> c1 = ChiSquareCriticalValue(dof, alpha);
+  const Result<double> c2 = ChiSquareCriticalValue(dof, a2);
+  const bool c2_valid = Valid(c2, "ChiSquareCriticalValue");
+  if (Valid(c1, "ChiSquareCriticalValue")) {
+    FUZZ_CHECK(std::isfinite(*c1) && *c1 >= 0, "critical value %.17g", *c1);
+    if (c2_valid) FUZZ_CHECK(*c2 >= *c1 * (1 - 1e-12), "smaller alpha gives a smaller critical value");
+    const Result<double> back = ChiSquarePValue(*c1, dof);
     // 1e-6 relative in the range the harness uses (alpha >= 1e-100, dof <= 2^32); Boost's tail evaluations keep
     // about 5 digits beyond it (found: 6e-6 at alpha 1e-263, dof 8e9), so 1e-4 there.
     const double tolerance = alpha >= 1e-100 && dof <= (uint64_t{1} << 32) ? 1e-6 : 1e-4;
-    if (back.ok() && alpha > 1e-290) {
-      FUZZ_CHECK(std::fabs(back.value - alpha) <= tolerance * alpha, "ChiSquarePValue(crit(%llu, %.17g)) = %.17g",
-                 static_cast<unsigned long long>(dof), alpha, back.value);
+    if (Valid(back, "ChiSquarePValue") && alpha > 1e-290) {
+      FUZZ_CHECK(std::fabs(*back - alpha) <= tolerance * alpha, "ChiSquarePValue(crit(%llu, %.17g)) = %.17g",
+                 static_cast<unsigned long long>(dof), alpha, *back);
     }
   }
   const double x = DecodeWeight(in) * std::ldexp(1.0, in.ConsumeIntegralInRange<int>(0, 40));
-  const Checked<double> pv = ChiSquarePValue(x, dof);
-  if (pv.ok()) FUZZ_CHECK(IsProbability(pv.value), "ChiSquarePValue(%.17g, %llu) = %.17g", x,
-                          static_cast<unsigned long long>(dof), pv.value);
+  const Result<double> pv = ChiSquarePValue(x, dof);
+  if (Valid(pv, "ChiSquarePValue")) {
+    FUZZ_CHECK(IsProbability(*pv), "ChiSquarePValue(%.17g, %llu) = %.17g", x, static_cast<unsigned long long>(dof), *pv);
+  }
   const double z = (in.ConsumeBool() ? -1 : 1) * DecodeWeight(in) * 40;
   FUZZ_CHECK(IsProbability(NormalTwoSidedPValue(z)) || std::isnan(z), "NormalTwoSidedPValue(%.17g)", z);
-  const Checked<double> threshold = BonferroniTwoSidedZThreshold(alpha, cells);
-  if (threshold.ok()) FUZZ_CHECK(!std::isnan(threshold.value) && threshold.value > 0, "Bonferroni z %.17g", threshold.value);
+  const Result<double> threshold = BonferroniTwoSidedZThreshold(alpha, cells);
+  if (Valid(threshold, "BonferroniTwoSidedZThreshold")) {
+    FUZZ_CHECK(!std::isnan(*threshold) && *threshold > 0, "Bonferroni z %.17g", *threshold);
+  }
   // Leak bounds.
-  const Checked<double> leak = LeakRateUpperBound(static_cast<uint64_t>(std::min(n1, 1e18) > 0 ? std::min(n1, 1e18) : 0), alpha);
-  if (leak.ok()) FUZZ_CHECK(IsProbability(leak.value), "LeakRateUpperBound = %.17g", leak.value);
-  const Checked<double> detect = DrawsToDetectLeak(tv1, power);
-  if (detect.ok()) FUZZ_CHECK(detect.value >= 0 && !std::isnan(detect.value), "DrawsToDetectLeak = %.17g", detect.value);
+  const Result<double> leak = LeakRateUpperBound(static_cast<uint64_t>(std::min(n1, 1e18) > 0 ? std::min(n1, 1e18) : 0), alpha);
+  if (Valid(leak, "LeakRateUpperBound")) FUZZ_CHECK(IsProbability(*leak), "LeakRateUpperBound = %.17g", *leak);
+  const Result<double> detect = DrawsToDetectLeak(tv1, power);
+  if (Valid(detect, "DrawsToDetectLeak")) {
+    FUZZ_CHECK(*detect >= 0 && !std::isnan(*detect), "DrawsToDetectLeak = %.17g", *detect);
+  }
   // Divergences of two random vectors.
   const size_t k = in.ConsumeIntegralInRange<size_t>(0, 32);
   std::vector<double> q0(k), q1(k);
@@ -372,10 +402,12 @@ void FuzzPlanner(FuzzedDataProvider& in) {
     q0[i] = DecodeWeight(in);
     q1[i] = DecodeWeight(in);
   }
-  const Checked<double> chi2 = ChiSquareDivergence(q0, q1);
-  if (chi2.ok()) FUZZ_CHECK(chi2.value >= 0 && !std::isnan(chi2.value), "ChiSquareDivergence = %.17g", chi2.value);
-  const Checked<double> tv = TotalVariation(q0, q1);
-  if (tv.ok()) FUZZ_CHECK(tv.value >= 0 && tv.value <= 1 + 1e-12, "TotalVariation = %.17g", tv.value);
+  const Result<double> chi2 = ChiSquareDivergence(q0, q1);
+  if (Valid(chi2, "ChiSquareDivergence")) {
+    FUZZ_CHECK(*chi2 >= 0 && !std::isnan(*chi2), "ChiSquareDivergence = %.17g", *chi2);
+  }
+  const Result<double> tv = TotalVariation(q0, q1);
+  if (Valid(tv, "TotalVariation")) FUZZ_CHECK(*tv >= 0 && *tv <= 1 + 1e-12, "TotalVariation = %.17g", *tv);
 }
 
 void FuzzMultipleTesting(FuzzedDataProvider& in) {
@@ -383,8 +415,9 @@ void FuzzMultipleTesting(FuzzedDataProvider& in) {
   std::vector<double> p(m);
   for (auto& x : p) x = in.ConsumeBool() ? in.ConsumeProbability<double>() : DecodeWeight(in);
   const double alpha = DecodeAlpha(in);
-  for (const MultipleTestingDecision& d : {HolmBonferroni(p, alpha), BenjaminiHochberg(p, alpha)}) {
-    if (!d.ok()) continue;
+  for (const Result<MultipleTestingDecision>& decision : {HolmBonferroni(p, alpha), BenjaminiHochberg(p, alpha)}) {
+    if (!Valid(decision, "multiple testing")) continue;
+    const MultipleTestingDecision& d = *decision;
     FUZZ_CHECK(d.rejected.size() == m && d.adjusted_p_values.size() == m, "multiple testing sizes");
     size_t rejections = 0;
     for (size_t i = 0; i < m; ++i) {
@@ -395,8 +428,8 @@ void FuzzMultipleTesting(FuzzedDataProvider& in) {
     }
     FUZZ_CHECK(rejections == d.rejections, "rejection count");
   }
-  const UniformityTest ks = KolmogorovSmirnovUniformity(p);
-  if (ks.ok()) FUZZ_CHECK(IsProbability(ks.p_value), "KS p-value %.17g", ks.p_value);
+  const Result<UniformityTest> ks = KolmogorovSmirnovUniformity(p);
+  if (Valid(ks, "KolmogorovSmirnovUniformity")) FUZZ_CHECK(IsProbability(ks->p_value), "KS p-value %.17g", ks->p_value);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // samplecheck identify: which semantics profiles a sampler's draws are consistent with, probe by probe, with the
-// evidence that excludes each other profile (harness/identify.h). Exit 0 when at least one profile is
+// evidence that excludes each other profile (campaign/identify.h). Exit 0 when at least one profile is
 // consistent, 1 when none is, 2 on a usage or input error.
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "command_registry.h"
-#include "samplecheck/harness/identify.h"
+#include "samplecheck/campaign/identify.h"
+#include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/reference/profile.h"
 
 namespace samplecheck::tools {
@@ -46,7 +47,7 @@ int Identify(IdentifyCommandOptions& o) {
 const bool registered = RegisterCommand(
     {"identify", "which semantics profiles a sampler's draws are consistent with, with evidence", [](CLI::App& cmd) {
        auto o = std::make_shared<IdentifyCommandOptions>();
-       cmd.add_option("--sampler", o->identify.sampler_spec, "sampler spec (samplecheck list --samplers)")->required();
+       cmd.add_option("--sampler", o->identify.sampler_spec, harness::SamplerSpecHelp())->required();
        cmd.add_option("--profile", o->profile, "profile handed to samplers that implement several (exact, cuda)");
        cmd.add_option("--draws", o->identify.draws, "draws per probe")
            ->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 34))

@@ -63,11 +63,12 @@ int Plan(const PlanOptions& o) {
 
   // The one-sample planner checks the TV range, the alpha and power ranges and the bin count; the two-sample
   // one is the same plan doubled.
-  const stats::DrawPlan one_sample = stats::PlanDrawsForTotalVariation(*tv, *alpha, *power, cells);
-  if (!one_sample.ok()) return UsageError(one_sample.error);
-  const stats::DrawPlan plan =
-      o.two_sample ? stats::PlanTwoSampleDrawsPerArm(one_sample.divergence, *alpha, *power, cells) : one_sample;
-  if (!plan.ok()) return UsageError(plan.error);
+  const Result<stats::DrawPlan> one_sample = stats::PlanDrawsForTotalVariation(*tv, *alpha, *power, cells);
+  if (!one_sample.ok()) return UsageError(one_sample.error().message);
+  const Result<stats::DrawPlan> planned =
+      o.two_sample ? stats::PlanTwoSampleDrawsPerArm(one_sample->divergence, *alpha, *power, cells) : one_sample;
+  if (!planned.ok()) return UsageError(planned.error().message);
+  const stats::DrawPlan& plan = *planned;
 
   std::optional<double> draws;
   if (!o.draws.empty()) {
@@ -92,9 +93,9 @@ int Plan(const PlanOptions& o) {
     // A two-sample run of n draws per arm behaves as a one-sample run of n / 2 draws.
     const double effective = o.two_sample ? *draws / 2.0 : *draws;
     const auto achieved = stats::PowerOfRunForTotalVariation(*tv, *alpha, cells, effective);
-    if (!achieved.ok()) return UsageError(achieved.error);
+    if (!achieved.ok()) return UsageError(achieved.error().message);
     std::cout << "power of a run of " << std::fixed << std::setprecision(0) << *draws << std::defaultfloat
-              << " draws" << (o.two_sample ? " per arm" : "") << ": " << std::setprecision(6) << achieved.value
+              << " draws" << (o.two_sample ? " per arm" : "") << ": " << std::setprecision(6) << *achieved
               << "\n";
   }
   return kExitOk;

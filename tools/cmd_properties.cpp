@@ -6,8 +6,7 @@
 //   samplecheck properties --list
 //
 // Exit codes: 0 every property passed (or was skipped: a capability the sampler lacks), 1 a property failed (its
-// shrunk counterexample and replay line are printed), 2 usage error. Built only where properties/ is (builds with
-// tests, SAMPLECHECK_HAVE_PROPERTIES); elsewhere the command says so and exits 2.
+// shrunk counterexample and replay line are printed), 2 usage error.
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -15,10 +14,8 @@
 #include <vector>
 
 #include "command_registry.h"
-#include "samplecheck/harness/sampler_registry.h"
-#ifdef SAMPLECHECK_HAVE_PROPERTIES
 #include "samplecheck/properties/suite.h"
-#endif
+#include "samplecheck/samplers/sampler_registry.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -36,7 +33,6 @@ struct PropertiesOptions {
   bool quiet = false;
 };
 
-#ifdef SAMPLECHECK_HAVE_PROPERTIES
 int ListProperties() {
   for (const properties::PropertyInfo& info : properties::AllProperties()) {
     std::cout << std::left << std::setw(36) << info.name << " " << std::setw(22) << properties::NeedName(info.need)
@@ -89,18 +85,11 @@ int RunProperties(const PropertiesOptions& o) {
             << " gave up or errored\n";
   return suite->passed() ? kExitOk : kExitCheckFailed;
 }
-#else
-int RunProperties(const PropertiesOptions&) {
-  std::cerr << "samplecheck properties: this samplecheck was built without the property suites (configure with "
-               "-DSAMPLECHECK_BUILD_TESTS=ON; they need RapidCheck)\n";
-  return kExitUsage;
-}
-#endif
 
 const bool registered = RegisterCommand(
     {"properties", "RapidCheck property suites (processed distribution and draws) against a sampler", [](CLI::App& cmd) {
        auto o = std::make_shared<PropertiesOptions>();
-       cmd.add_option("--sampler", o->sampler, "sampler spec: exact, cuda, mutant:<name>, plugin:<path.so>, process:<cmd>");
+       cmd.add_option("--sampler", o->sampler, harness::SamplerSpecHelp());
        cmd.add_option("--profile", o->profile, "semantics profile to check against (default: the sampler's own)");
        cmd.add_option("--seed", o->seed, "RapidCheck seed (default 20260401, the CI seed)");
        cmd.add_option("--max-success", o->max_success, "cases per property (statistical ones run a share of it)")

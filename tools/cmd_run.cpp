@@ -6,10 +6,11 @@
 #include <string>
 
 #include "command_registry.h"
-#include "samplecheck/harness/campaign.h"
-#include "samplecheck/harness/html_report.h"
-#include "samplecheck/harness/report.h"
-#include "samplecheck/harness/suite.h"
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/report/html_report.h"
+#include "samplecheck/report/report.h"
+#include "samplecheck/samplers/sampler_registry.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -75,9 +76,7 @@ const bool registered = RegisterCommand(
     {"run", "run a suite against a sampler and judge it against the exact reference", [](CLI::App& cmd) {
        auto o = std::make_shared<RunOptions>();
        cmd.add_option("--suite", o->suite, "built-in suite (smoke, standard, nightly) or a suite file")->required();
-       cmd.add_option("--sampler", o->sampler, "sampler spec: exact[:profile], cuda[:profile], mutant:<name>, "
-                                               "plugin:<path.so>[:config], process:<command>")
-           ->capture_default_str();
+       cmd.add_option("--sampler", o->sampler, harness::SamplerSpecHelp())->capture_default_str();
        cmd.add_option("--profile", o->profile,
                       "semantics profile the draws are judged against (default: the suite's, else the sampler's)");
        cmd.add_option("--seed", o->seed, "campaign seed (default: the suite's; nightly draws a fresh one)");

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/harness/plugin_abi.h"
+#include "samplecheck/samplers/plugin_abi.h"
 
 namespace {
 

@@ -178,10 +178,10 @@ void TiesDrawnEqually(const Context& ctx) {
   }
   constexpr double kAlpha = 1e-6;
   const auto p_value = stats::ChiSquarePValue(x2, group.size() - 1);
-  if (!p_value.ok()) RC_FAIL("chi-square p-value: " + p_value.error);
-  if (p_value.value < kAlpha) {
+  if (!p_value.ok()) RC_FAIL("chi-square p-value: " + p_value.error().message);
+  if (*p_value < kAlpha) {
     RC_FAIL("tied tokens are not drawn equally often: counts {" + counts + "} of " + std::to_string(draws) +
-            " draws, X^2 = " + Num(x2) + " (dof " + std::to_string(group.size() - 1) + "), p = " + Num(p_value.value) +
+            " draws, X^2 = " + Num(x2) + " (dof " + std::to_string(group.size() - 1) + "), p = " + Num(*p_value) +
             " < alpha = 1e-6");
   }
 }
@@ -339,7 +339,7 @@ void StreamIndependence(const Context& ctx) {
       }
     }
   }
-  const double threshold = stats::NormalUpperQuantile(0.5e-6).value;
+  const double threshold = stats::NormalUpperQuantile(0.5e-6).value();  // alpha in (0, 1): never an error
   std::vector<int32_t> ab = a;
   ab.insert(ab.end(), b.begin(), b.end());
   for (const std::vector<int32_t>* sequence : {&a, static_cast<const std::vector<int32_t>*>(&ab)}) {
@@ -376,17 +376,20 @@ void FrequencyMatchesProcessed(const Context& ctx) {
               " times but the sampler reports probability 0 for it");
     }
   }
-  const auto plan = stats::PlanBinnings(probabilities, static_cast<double>(kDraws));
-  if (!plan.ok()) RC_FAIL("binning: " + plan.error);
+  const auto planned = stats::PlanBinnings(probabilities, static_cast<double>(kDraws));
+  if (!planned.ok()) RC_FAIL("binning: " + planned.error().message);
+  const stats::BinningPlan& plan = *planned;
   if (!plan.head.usable()) {
     RC_TAG("one cell: support check only");
     return;
   }
-  const auto binned = stats::BinCounts(plan.head, histogram);
-  if (!binned.ok()) RC_FAIL("binning counts: " + binned.error);
+  const auto counted = stats::BinCounts(plan.head, histogram);
+  if (!counted.ok()) RC_FAIL("binning counts: " + counted.error().message);
+  const stats::BinnedCounts& binned = *counted;
   const auto cell_probabilities = stats::CellProbabilities(plan.head);
-  const auto test = stats::PearsonChiSquareTest(binned.observed, cell_probabilities);
-  if (!test.ok()) RC_FAIL("chi-square: " + test.error);
+  const auto fit = stats::PearsonChiSquareTest(binned.observed, cell_probabilities);
+  if (!fit.ok()) RC_FAIL("chi-square: " + fit.error().message);
+  const stats::GoodnessOfFit& test = *fit;
   constexpr double kAlpha = 1e-6;
   if (!test.Passes(kAlpha)) {
     std::string worst;

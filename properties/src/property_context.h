@@ -10,7 +10,7 @@
 
 #include <rapidcheck.h>
 
-#include "samplecheck/harness/sampler.h"
+#include "samplecheck/samplers/sampler.h"
 #include "samplecheck/properties/cases.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/distribution.h"

@@ -13,8 +13,8 @@
 #include <tuple>
 
 #include "rc_defaults.h"
-#include "samplecheck/harness/sampler.h"
-#include "samplecheck/harness/sampler_registry.h"
+#include "samplecheck/samplers/sampler.h"
+#include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/profile.h"
 

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "rc_defaults.h"
-#include "samplecheck/harness/sampler_registry.h"
+#include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/profile.h"
 

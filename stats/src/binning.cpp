@@ -18,33 +18,33 @@ std::uint64_t SplitMix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::string ValidateInput(std::span<const double> p0, double planned_draws, const BinningOptions& options,
-                          Mass& total) {
+Status ValidateInput(std::span<const double> p0, double planned_draws, const BinningOptions& options,
+                     Mass& total) {
   std::ostringstream out;
-  if (p0.empty()) return "p0 is empty: the vocabulary needs at least one token";
+  if (p0.empty()) return InvalidArgument("p0 is empty: the vocabulary needs at least one token");
   if (p0.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     out << "p0.size() = " << p0.size() << " is outside the allowed range [1, 2^31 - 1]";
-    return out.str();
+    return InvalidArgument(out.str());
   }
   if (!(std::isfinite(planned_draws) && planned_draws > 0.0)) {
     out << "planned_draws = " << planned_draws << " is outside the allowed range (0, inf)";
-    return out.str();
+    return InvalidArgument(out.str());
   }
   if (!(std::isfinite(options.min_expected) && options.min_expected > 0.0)) {
     out << "min_expected = " << options.min_expected << " is outside the allowed range (0, inf)";
-    return out.str();
+    return InvalidArgument(out.str());
   }
-  if (options.hash_buckets == 0) return "hash_buckets = 0 is outside the allowed range [1, 2^32)";
+  if (options.hash_buckets == 0) return InvalidArgument("hash_buckets = 0 is outside the allowed range [1, 2^32)");
   total = 0;
   for (std::size_t t = 0; t < p0.size(); ++t) {
     if (!(std::isfinite(p0[t]) && p0[t] >= 0.0)) {
       out << "p0[" << t << "] = " << p0[t] << " is outside the allowed range [0, inf)";
-      return out.str();
+      return InvalidArgument(out.str());
     }
     total += p0[t];
   }
-  if (!(total > 0)) return "p0 sums to 0: at least one token needs positive probability";
-  return {};
+  if (!(total > 0)) return InvalidArgument("p0 sums to 0: at least one token needs positive probability");
+  return Status::Ok();
 }
 
 // Closes [begin, end) of items with expected masses `mass` into cells of expected count >= min_mass, cutting at
@@ -110,19 +110,17 @@ std::uint32_t HashBucketOfToken(std::uint32_t token, std::uint64_t seed, std::ui
 
 std::vector<const Binning*> BinningPlan::UsableBinnings() const {
   std::vector<const Binning*> out;
-  if (!ok()) return out;
   for (const Binning* b : {&head, &tail, &hash}) {
     if (b->usable()) out.push_back(b);
   }
   return out;
 }
 
-BinningPlan PlanBinnings(std::span<const double> p0, double planned_draws, const BinningOptions& options) {
+Result<BinningPlan> PlanBinnings(std::span<const double> p0, double planned_draws, const BinningOptions& options) {
   BinningPlan plan;
   plan.planned_draws = planned_draws;
   Mass total = 0;
-  plan.error = ValidateInput(p0, planned_draws, options, total);
-  if (!plan.ok()) return plan;
+  if (Status st = ValidateInput(p0, planned_draws, options, total); !st.ok()) return st.error();
   const std::size_t V = p0.size();
   plan.vocabulary = static_cast<std::uint32_t>(V);
   const Mass N = planned_draws;
@@ -325,14 +323,13 @@ std::vector<std::size_t> TokenCells(const Binning& binning) {
   return out;
 }
 
-BinnedCounts BinCounts(const Binning& binning, std::span<const std::uint64_t> token_counts) {
+Result<BinnedCounts> BinCounts(const Binning& binning, std::span<const std::uint64_t> token_counts) {
   BinnedCounts out;
   if (token_counts.size() != binning.cell_of_token.size()) {
     std::ostringstream msg;
     msg << "token_counts.size() = " << token_counts.size() << " differs from the vocabulary size "
         << binning.cell_of_token.size() << " the binning was planned for";
-    out.error = msg.str();
-    return out;
+    return InvalidArgument(msg.str());
   }
   out.observed.assign(binning.cells.size(), 0);
   for (std::size_t t = 0; t < token_counts.size(); ++t) {

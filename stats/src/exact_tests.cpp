@@ -10,6 +10,7 @@
 
 #include <boost/math/distributions/binomial.hpp>
 
+#include "argument_checks.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 #include "samplecheck/stats/simulation.h"
 
@@ -19,24 +20,24 @@ namespace {
 constexpr double kRelativeTolerance = 1e-7;
 
 // Validates; fills the positive cells' probabilities and observed counts.
-std::string Collect(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
-                    std::vector<double>& p, std::vector<std::uint64_t>& o, std::uint64_t& n,
-                    std::uint64_t& violations) {
+Status Collect(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+               std::vector<double>& p, std::vector<std::uint64_t>& o, std::uint64_t& n,
+               std::uint64_t& violations) {
   std::ostringstream msg;
   if (observed.size() != probabilities.size()) {
     msg << "observed.size() = " << observed.size() << " differs from probabilities.size() = "
         << probabilities.size();
-    return msg.str();
+    return InvalidArgument(msg.str());
   }
   long double total = 0;
   for (std::size_t i = 0; i < probabilities.size(); ++i) {
     if (!(std::isfinite(probabilities[i]) && probabilities[i] >= 0.0)) {
       msg << "probabilities[" << i << "] = " << probabilities[i] << " is outside the allowed range [0, inf)";
-      return msg.str();
+      return InvalidArgument(msg.str());
     }
     total += probabilities[i];
   }
-  if (!(total > 0)) return "probabilities sum to 0: the expected counts must have a positive sum";
+  if (!(total > 0)) return InvalidArgument("probabilities sum to 0: the expected counts must have a positive sum");
   n = 0;
   violations = 0;
   for (std::size_t i = 0; i < probabilities.size(); ++i) {
@@ -46,16 +47,18 @@ std::string Collect(std::span<const std::uint64_t> observed, std::span<const dou
       if (__builtin_add_overflow(n, observed[i], &n)) {
         msg << "observed counts of the positive-probability cells sum to more than 2^64 - 1 (at observed[" << i
             << "] = " << observed[i] << ")";
-        return msg.str();
+        return InvalidArgument(msg.str());
       }
     } else if (__builtin_add_overflow(violations, observed[i], &violations)) {
       msg << "observed counts of the zero-probability cells sum to more than 2^64 - 1 (at observed[" << i
           << "] = " << observed[i] << ")";
-      return msg.str();
+      return InvalidArgument(msg.str());
     }
   }
-  if (p.size() < 2) return "only one cell has positive probability: dof = 0 is outside the allowed range [1, inf)";
-  return {};
+  if (p.size() < 2) {
+    return InvalidArgument("only one cell has positive probability: dof = 0 is outside the allowed range [1, inf)");
+  }
+  return Status::Ok();
 }
 
 struct Enumerator {
@@ -89,14 +92,13 @@ double Combinations(std::uint64_t n, std::uint64_t k) {  // C(n, k) as a double,
 
 }  // namespace
 
-ExactPValue ExactMultinomialTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
-                                 std::uint64_t max_outcomes) {
+Result<ExactPValue> ExactMultinomialTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+                                         std::uint64_t max_outcomes) {
   ExactPValue out;
   std::vector<double> p;
   std::vector<std::uint64_t> o;
   std::uint64_t n = 0;
-  out.error = Collect(observed, probabilities, p, o, n, out.support_violations);
-  if (!out.ok()) return out;
+  if (Status st = Collect(observed, probabilities, p, o, n, out.support_violations); !st.ok()) return st.error();
   const std::size_t K = p.size();
   const bool wraps = n > std::numeric_limits<std::uint64_t>::max() - (K - 1);
   const double count = wraps ? HUGE_VAL : Combinations(n + K - 1, K - 1);
@@ -105,8 +107,7 @@ ExactPValue ExactMultinomialTest(std::span<const std::uint64_t> observed, std::s
     msg << "the exact multinomial test would enumerate C(" << static_cast<long double>(n) + (K - 1) << ", " << K - 1 << ") = " << count
         << " outcomes, outside the allowed range [1, " << max_outcomes
         << "]: use MonteCarloPearsonTest or PearsonChiSquareTest";
-    out.error = msg.str();
-    return out;
+    return InvalidArgument(msg.str());
   }
   Enumerator e;
   e.n = n;
@@ -123,18 +124,14 @@ ExactPValue ExactMultinomialTest(std::span<const std::uint64_t> observed, std::s
   return out;
 }
 
-ExactPValue MonteCarloPearsonTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+Result<ExactPValue> MonteCarloPearsonTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
                                   std::uint64_t replicates, std::uint64_t seed) {
   ExactPValue out;
   std::vector<double> p;
   std::vector<std::uint64_t> o;
   std::uint64_t n = 0;
-  out.error = Collect(observed, probabilities, p, o, n, out.support_violations);
-  if (!out.ok()) return out;
-  if (replicates == 0) {
-    out.error = "replicates = 0 is outside the allowed range [1, inf)";
-    return out;
-  }
+  if (Status st = Collect(observed, probabilities, p, o, n, out.support_violations); !st.ok()) return st.error();
+  if (replicates == 0) return InvalidArgument("replicates = 0 is outside the allowed range [1, inf)");
   auto pearson = [&](std::span<const std::uint64_t> x) {
     long double s = 0;
     for (std::size_t i = 0; i < p.size(); ++i) {
@@ -158,14 +155,14 @@ ExactPValue MonteCarloPearsonTest(std::span<const std::uint64_t> observed, std::
   return out;
 }
 
-Checked<double> ExactBinomialPValue(std::uint64_t k, std::uint64_t n, double p) {
-  if (n == 0) return Checked<double>::Fail("n = 0 is outside the allowed range [1, inf)");
+Result<double> ExactBinomialPValue(std::uint64_t k, std::uint64_t n, double p) {
+  if (n == 0) return InvalidArgument("n = 0 is outside the allowed range [1, inf)");
   if (k > n) {
     std::ostringstream msg;
     msg << "k = " << k << " is outside the allowed range [0, n = " << n << "]";
-    return Checked<double>::Fail(msg.str());
+    return InvalidArgument(msg.str());
   }
-  if (auto e = CheckProbabilityOpen("p", p); !e.empty()) return Checked<double>::Fail(e);
+  if (Status st = CheckProbabilityOpen("p", p); !st.ok()) return st.error();
   namespace bm = boost::math;
   try {  // Boost.Math's default policy throws where it cannot evaluate: an error value, never an exception
     const bm::binomial_distribution<double> d(static_cast<double>(n), p);
@@ -175,7 +172,7 @@ Checked<double> ExactBinomialPValue(std::uint64_t k, std::uint64_t n, double p) 
     const double mode = std::floor((nd + 1.0) * p) > nd ? nd : std::floor((nd + 1.0) * p);
     double result;
     if (static_cast<double>(k) == mode || bound >= bm::pdf(d, mode)) {
-      return {1.0, {}};
+      return 1.0;
     }
     if (static_cast<double>(k) < mode) {
       // Left tail up to k, plus the right tail from the first j > mode with pdf(j) <= bound (pdf decreases there).
@@ -197,29 +194,29 @@ Checked<double> ExactBinomialPValue(std::uint64_t k, std::uint64_t n, double p) 
       if (lo >= 0) result += bm::cdf(d, static_cast<double>(lo));
     }
     if (std::isnan(result)) throw std::domain_error("Boost.Math returned NaN");
-    return {std::clamp(result, 0.0, 1.0), {}};
+    return std::clamp(result, 0.0, 1.0);
   } catch (const std::exception& e) {
     std::ostringstream msg;
     msg.precision(17);
     msg << "ExactBinomialPValue(k = " << k << ", n = " << n << ", p = " << p << ") could not be evaluated: " << e.what();
-    return Checked<double>::Fail(msg.str());
+    return InvalidArgument(msg.str());
   }
 }
 
-Checked<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, double confidence) {
-  if (n == 0) return Checked<Interval>::Fail("n = 0 is outside the allowed range [1, inf)");
+Result<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, double confidence) {
+  if (n == 0) return InvalidArgument("n = 0 is outside the allowed range [1, inf)");
   if (k > n) {
     std::ostringstream msg;
     msg << "k = " << k << " is outside the allowed range [0, n = " << n << "]";
-    return Checked<Interval>::Fail(msg.str());
+    return InvalidArgument(msg.str());
   }
-  if (auto e = CheckProbabilityOpen("confidence", confidence); !e.empty()) return Checked<Interval>::Fail(e);
+  if (Status st = CheckProbabilityOpen("confidence", confidence); !st.ok()) return st.error();
   auto fail = [&](const std::string& why) {
     std::ostringstream msg;
     msg.precision(17);
     msg << "ClopperPearsonInterval(k = " << k << ", n = " << n << ", confidence = " << confidence
         << ") could not be evaluated: " << why;
-    return Checked<Interval>::Fail(msg.str());
+    return InvalidArgument(msg.str());
   };
   using B = boost::math::binomial_distribution<double>;
   const double tail = (1.0 - confidence) / 2.0;
@@ -246,7 +243,7 @@ Checked<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, doubl
         << static_cast<double>(phat) << " inside [0, 1] (beyond Boost.Math's accuracy in double: n or the confidence is too extreme)";
     return fail(why.str());
   }
-  return {iv, {}};
+  return iv;
 }
 
 }  // namespace samplecheck::stats

@@ -8,20 +8,21 @@
 
 #include <boost/math/distributions/binomial.hpp>
 
+#include "argument_checks.h"
 #include "samplecheck/stats/chi_square.h"
 
 namespace samplecheck::stats {
 namespace {
 
 // Validates and normalizes; on success fills p (normalized), n (draws in positive cells), violations.
-std::string Prepare(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
-                    std::vector<long double>& p, std::uint64_t& n, std::uint64_t& violations,
-                    std::size_t& positive_cells) {
+Status Prepare(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+               std::vector<long double>& p, std::uint64_t& n, std::uint64_t& violations,
+               std::size_t& positive_cells) {
   std::ostringstream msg;
   if (observed.size() != probabilities.size()) {
     msg << "observed.size() = " << observed.size() << " differs from probabilities.size() = "
         << probabilities.size();
-    return msg.str();
+    return InvalidArgument(msg.str());
   }
   long double total = 0;
   positive_cells = 0;
@@ -29,14 +30,14 @@ std::string Prepare(std::span<const std::uint64_t> observed, std::span<const dou
     const double q = probabilities[i];
     if (!(std::isfinite(q) && q >= 0.0)) {
       msg << "probabilities[" << i << "] = " << q << " is outside the allowed range [0, inf)";
-      return msg.str();
+      return InvalidArgument(msg.str());
     }
     total += q;
     if (q > 0.0) ++positive_cells;
   }
-  if (!(total > 0)) return "probabilities sum to 0: the expected counts must have a positive sum";
+  if (!(total > 0)) return InvalidArgument("probabilities sum to 0: the expected counts must have a positive sum");
   if (positive_cells < 2) {
-    return "only one cell has positive probability: dof = 0 is outside the allowed range [1, inf)";
+    return InvalidArgument("only one cell has positive probability: dof = 0 is outside the allowed range [1, inf)");
   }
   p.resize(probabilities.size());
   n = 0;
@@ -48,20 +49,21 @@ std::string Prepare(std::span<const std::uint64_t> observed, std::span<const dou
     if (__builtin_add_overflow(sum, observed[i], &sum)) {
       msg << "observed counts of the " << (probabilities[i] > 0.0 ? "positive" : "zero")
           << "-probability cells sum to more than 2^64 - 1 (at observed[" << i << "] = " << observed[i] << ")";
-      return msg.str();
+      return InvalidArgument(msg.str());
     }
   }
-  return {};
+  return Status::Ok();
 }
 
 enum class Statistic { kPearson, kG };
 
-GoodnessOfFit Run(std::span<const std::uint64_t> observed, std::span<const double> probabilities, Statistic s) {
+Result<GoodnessOfFit> Run(std::span<const std::uint64_t> observed, std::span<const double> probabilities, Statistic s) {
   GoodnessOfFit out;
   std::vector<long double> p;
   std::size_t positive = 0;
-  out.error = Prepare(observed, probabilities, p, out.draws, out.support_violations, positive);
-  if (!out.ok()) return out;
+  if (Status st = Prepare(observed, probabilities, p, out.draws, out.support_violations, positive); !st.ok()) {
+    return st.error();
+  }
   out.dof = positive - 1;
   if (out.draws == 0) {  // no evidence either way
     out.statistic = 0.0;
@@ -88,21 +90,19 @@ GoodnessOfFit Run(std::span<const std::uint64_t> observed, std::span<const doubl
   out.statistic = static_cast<double>(sum);
   out.min_expected = static_cast<double>(min_e);
   const auto pv = ChiSquarePValue(out.statistic, out.dof);
-  if (!pv.ok()) {
-    out.error = pv.error;
-    return out;
-  }
-  out.p_value = pv.value;
+  if (!pv.ok()) return pv.error();
+  out.p_value = (*pv);
   return out;
 }
 
 }  // namespace
 
-GoodnessOfFit PearsonChiSquareTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities) {
+Result<GoodnessOfFit> PearsonChiSquareTest(std::span<const std::uint64_t> observed,
+                                           std::span<const double> probabilities) {
   return Run(observed, probabilities, Statistic::kPearson);
 }
 
-GoodnessOfFit GTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities) {
+Result<GoodnessOfFit> GTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities) {
   return Run(observed, probabilities, Statistic::kG);
 }
 
@@ -111,7 +111,7 @@ std::vector<double> StandardizedResiduals(std::span<const std::uint64_t> observe
   std::vector<long double> p;
   std::uint64_t n = 0, violations = 0;
   std::size_t positive = 0;
-  if (!Prepare(observed, probabilities, p, n, violations, positive).empty()) return {};
+  if (!Prepare(observed, probabilities, p, n, violations, positive).ok()) return {};
   std::vector<double> out(p.size(), 0.0);
   if (n == 0) return out;
   for (std::size_t i = 0; i < p.size(); ++i) {
@@ -122,34 +122,28 @@ std::vector<double> StandardizedResiduals(std::span<const std::uint64_t> observe
   return out;
 }
 
-MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
-                    std::span<const std::size_t> cells, double alpha) {
+Result<MaxAbsZ> MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+                            std::span<const std::size_t> cells, double alpha) {
   MaxAbsZ out;
   std::vector<long double> p;
   std::uint64_t n = 0, violations = 0;
   std::size_t positive = 0;
-  out.error = Prepare(observed, probabilities, p, n, violations, positive);
-  if (!out.ok()) return out;
+  if (Status st = Prepare(observed, probabilities, p, n, violations, positive); !st.ok()) return st.error();
   out.m = cells.size();
   const auto threshold = BonferroniTwoSidedZThreshold(alpha, out.m);
-  if (!threshold.ok()) {
-    out.error = threshold.error;
-    return out;
-  }
-  out.threshold = threshold.value;
+  if (!threshold.ok()) return threshold.error();
+  out.threshold = (*threshold);
   for (std::size_t cell : cells) {
     if (cell >= p.size()) {
       std::ostringstream msg;
       msg << "cell index " << cell << " is outside the allowed range [0, " << p.size() << ")";
-      out.error = msg.str();
-      return out;
+      return InvalidArgument(msg.str());
     }
     if (!(p[cell] > 0 && p[cell] < 1)) {
       std::ostringstream msg;
       msg << "cell " << cell << " has probability " << static_cast<double>(p[cell])
           << ", outside the allowed range (0, 1) for a z score";
-      out.error = msg.str();
-      return out;
+      return InvalidArgument(msg.str());
     }
   }
   out.alpha = alpha;
@@ -172,16 +166,14 @@ MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const dou
       msg.precision(17);
       msg << "MaxAbsZTest: the binomial tail of cell " << cell << " (observed " << observed[cell] << " of n = " << n
           << ", p = " << static_cast<double>(p[cell]) << ") could not be evaluated: " << ex.what();
-      out.error = msg.str();
-      return out;
+      return InvalidArgument(msg.str());
     }
     if (std::isnan(lower) || std::isnan(upper)) {
       std::ostringstream msg;
       msg.precision(17);
       msg << "MaxAbsZTest: the binomial tail of cell " << cell << " (observed " << observed[cell] << " of n = " << n
           << ", p = " << static_cast<double>(p[cell]) << ") could not be evaluated: Boost.Math returned NaN";
-      out.error = msg.str();
-      return out;
+      return InvalidArgument(msg.str());
     }
     const double tail = std::min(1.0, 2.0 * std::min(lower, upper));
     const double z = static_cast<double>((static_cast<long double>(observed[cell]) - e) /

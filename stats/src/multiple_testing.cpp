@@ -6,18 +6,20 @@
 #include <sstream>
 #include <vector>
 
+#include "argument_checks.h"
+
 namespace samplecheck::stats {
 namespace {
 
-std::string CheckPValues(std::span<const double> p_values) {
+Status CheckPValues(std::span<const double> p_values) {
   for (std::size_t i = 0; i < p_values.size(); ++i) {
     if (!(p_values[i] >= 0.0 && p_values[i] <= 1.0)) {
       std::ostringstream msg;
       msg << "p_values[" << i << "] = " << p_values[i] << " is outside the allowed range [0, 1]";
-      return msg.str();
+      return InvalidArgument(msg.str());
     }
   }
-  return {};
+  return Status::Ok();
 }
 
 std::vector<std::size_t> AscendingOrder(std::span<const double> p) {
@@ -108,16 +110,10 @@ double KolmogorovCdfExact(std::uint64_t n, double d) {
 
 }  // namespace
 
-MultipleTestingDecision HolmBonferroni(std::span<const double> p_values, double alpha) {
+Result<MultipleTestingDecision> HolmBonferroni(std::span<const double> p_values, double alpha) {
   MultipleTestingDecision out;
-  if (auto e = CheckProbabilityOpen("alpha", alpha); !e.empty()) {
-    out.error = e;
-    return out;
-  }
-  if (auto e = CheckPValues(p_values); !e.empty()) {
-    out.error = e;
-    return out;
-  }
+  if (Status st = CheckProbabilityOpen("alpha", alpha); !st.ok()) return st.error();
+  if (Status st = CheckPValues(p_values); !st.ok()) return st.error();
   const std::size_t m = p_values.size();
   out.rejected.assign(m, false);
   out.adjusted_p_values.assign(m, 1.0);
@@ -135,16 +131,10 @@ MultipleTestingDecision HolmBonferroni(std::span<const double> p_values, double 
   return out;
 }
 
-MultipleTestingDecision BenjaminiHochberg(std::span<const double> p_values, double q) {
+Result<MultipleTestingDecision> BenjaminiHochberg(std::span<const double> p_values, double q) {
   MultipleTestingDecision out;
-  if (auto e = CheckProbabilityOpen("q", q); !e.empty()) {
-    out.error = e;
-    return out;
-  }
-  if (auto e = CheckPValues(p_values); !e.empty()) {
-    out.error = e;
-    return out;
-  }
+  if (Status st = CheckProbabilityOpen("q", q); !st.ok()) return st.error();
+  if (Status st = CheckPValues(p_values); !st.ok()) return st.error();
   const std::size_t m = p_values.size();
   out.rejected.assign(m, false);
   out.adjusted_p_values.assign(m, 1.0);
@@ -162,22 +152,22 @@ MultipleTestingDecision BenjaminiHochberg(std::span<const double> p_values, doub
   return out;
 }
 
-Checked<double> KolmogorovSmirnovPValue(double d, std::uint64_t n) {
-  if (n == 0) return Checked<double>::Fail("n = 0 is outside the allowed range [1, inf)");
+Result<double> KolmogorovSmirnovPValue(double d, std::uint64_t n) {
+  if (n == 0) return InvalidArgument("n = 0 is outside the allowed range [1, inf)");
   if (!(d >= 0.0 && d <= 1.0)) {
     std::ostringstream msg;
     msg << "d = " << d << " is outside the allowed range [0, 1]";
-    return Checked<double>::Fail(msg.str());
+    return InvalidArgument(msg.str());
   }
   const double nd = static_cast<double>(n);
-  if (d <= 0.5 / nd) return {1.0, {}};  // D_n >= 1/(2n) always
-  if (d >= 1.0) return {0.0, {}};
+  if (d <= 0.5 / nd) return 1.0;  // D_n >= 1/(2n) always
+  if (d >= 1.0) return 0.0;
   const double s = d * d * nd;
   // Tail formula of Marsaglia-Tsang-Wang: accurate to ~7 digits where it applies, and computed directly as a
   // tail probability (no 1 - cdf cancellation).
   if (s > 7.24 || (s > 3.76 && n > 99)) {
     const double p = 2.0 * std::exp(-(2.000071 + 0.331 / std::sqrt(nd) + 1.409 / nd) * s);
-    return {std::min(1.0, p), {}};
+    return std::min(1.0, p);
   }
   if (n > 1000) {
     // Kolmogorov's limit with Stephens' small-sample correction, sum directly as a tail probability.
@@ -188,23 +178,19 @@ Checked<double> KolmogorovSmirnovPValue(double d, std::uint64_t n) {
       p += (k % 2 == 1 ? 2.0 : -2.0) * term;
       if (term < 1e-18) break;
     }
-    return {std::clamp(p, 0.0, 1.0), {}};
+    return std::clamp(p, 0.0, 1.0);
   }
   // Exact: m = 2 floor(n d) + 1 <= 2 sqrt(3.76 n) + 1 < 130 here, so the matrix power is cheap.
   const double cdf = KolmogorovCdfExact(n, d);
-  return {std::clamp(1.0 - cdf, 0.0, 1.0), {}};
+  return std::clamp(1.0 - cdf, 0.0, 1.0);
 }
 
-UniformityTest KolmogorovSmirnovUniformity(std::span<const double> p_values) {
+Result<UniformityTest> KolmogorovSmirnovUniformity(std::span<const double> p_values) {
   UniformityTest out;
   if (p_values.empty()) {
-    out.error = "p_values is empty: the uniformity test needs at least one p-value";
-    return out;
+    return InvalidArgument("p_values is empty: the uniformity test needs at least one p-value");
   }
-  if (auto e = CheckPValues(p_values); !e.empty()) {
-    out.error = e;
-    return out;
-  }
+  if (Status st = CheckPValues(p_values); !st.ok()) return st.error();
   std::vector<double> u(p_values.begin(), p_values.end());
   std::sort(u.begin(), u.end());
   const double n = static_cast<double>(u.size());
@@ -216,11 +202,8 @@ UniformityTest KolmogorovSmirnovUniformity(std::span<const double> p_values) {
   out.statistic = d;
   out.count = u.size();
   const auto p = KolmogorovSmirnovPValue(d, u.size());
-  if (!p.ok()) {
-    out.error = p.error;
-    return out;
-  }
-  out.p_value = p.value;
+  if (!p.ok()) return p.error();
+  out.p_value = (*p);
   return out;
 }
 

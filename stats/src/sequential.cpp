@@ -3,14 +3,16 @@
 #include <cmath>
 #include <sstream>
 
+#include "argument_checks.h"
+
 namespace samplecheck::stats {
 
-Checked<EProcess> EProcess::Create(std::span<const double> p0, double alpha, Estimator estimator, Update update) {
-  if (auto e = CheckProbabilityOpen("alpha", alpha); !e.empty()) return Checked<EProcess>::Fail(e);
+Result<EProcess> EProcess::Create(std::span<const double> p0, double alpha, Estimator estimator, Update update) {
+  if (Status st = CheckProbabilityOpen("alpha", alpha); !st.ok()) return st.error();
   if (p0.size() < 2) {
     std::ostringstream msg;
     msg << "p0.size() = " << p0.size() << " is outside the allowed range [2, inf): the e-process needs two cells";
-    return Checked<EProcess>::Fail(msg.str());
+    return InvalidArgument(msg.str());
   }
   long double total = 0;
   for (std::size_t i = 0; i < p0.size(); ++i) {
@@ -18,19 +20,18 @@ Checked<EProcess> EProcess::Create(std::span<const double> p0, double alpha, Est
       std::ostringstream msg;
       msg << "p0[" << i << "] = " << p0[i]
           << " is outside the allowed range (0, inf): forbidden cells belong to the support check, not here";
-      return Checked<EProcess>::Fail(msg.str());
+      return InvalidArgument(msg.str());
     }
     total += p0[i];
   }
-  Checked<EProcess> out;
-  EProcess& e = out.value;
+  EProcess e;
   e.log_p0_.resize(p0.size());
   for (std::size_t i = 0; i < p0.size(); ++i) e.log_p0_[i] = static_cast<double>(std::log(p0[i] / total));
   e.counts_.assign(p0.size(), 0);
   e.smoothing_ = estimator == Estimator::kKrichevskyTrofimov ? 0.5 : 1.0;
   e.update_ = update;
   e.log_threshold_ = -std::log(alpha);
-  return out;
+  return e;
 }
 
 double EProcess::LogMixture() const {
@@ -42,12 +43,12 @@ double EProcess::LogMixture() const {
   return s;
 }
 
-std::string EProcess::Observe(std::span<const std::uint64_t> batch_counts) {
+Status EProcess::Observe(std::span<const std::uint64_t> batch_counts) {
   if (batch_counts.size() != counts_.size()) {
     std::ostringstream msg;
     msg << "batch_counts.size() = " << batch_counts.size() << " differs from the " << counts_.size()
         << " cells of the e-process";
-    return msg.str();
+    return InvalidArgument(msg.str());
   }
   std::uint64_t batch = 0;
   for (std::uint64_t c : batch_counts) batch += c;
@@ -78,7 +79,7 @@ std::string EProcess::Observe(std::span<const std::uint64_t> batch_counts) {
     rejected_ = true;
     draws_at_rejection_ = draws_;
   }
-  return {};
+  return Status::Ok();
 }
 
 double EProcess::anytime_p_value() const noexcept {

@@ -1,44 +1,36 @@
 #include "samplecheck/stats/token_check.h"
 
+#include "argument_checks.h"
+
 namespace samplecheck::stats {
 
-TokenCheck CheckTokenCounts(const BinningPlan& plan, std::span<const std::uint64_t> token_counts, double alpha) {
+Result<TokenCheck> CheckTokenCounts(const BinningPlan& plan, std::span<const std::uint64_t> token_counts,
+                                    double alpha) {
   TokenCheck out;
   out.alpha = alpha;
-  if (!plan.ok()) {
-    out.error = "the binning plan is invalid: " + plan.error;
-    return out;
-  }
-  if (auto e = CheckProbabilityOpen("alpha", alpha); !e.empty()) {
-    out.error = e;
-    return out;
-  }
+  if (Status st = CheckProbabilityOpen("alpha", alpha); !st.ok()) return st.error();
   for (const Binning* b : plan.UsableBinnings()) {
-    const BinnedCounts counts = BinCounts(*b, token_counts);
-    if (!counts.ok()) {
-      out.error = counts.error;
-      return out;
-    }
+    const Result<BinnedCounts> binned = BinCounts(*b, token_counts);
+    if (!binned.ok()) return binned.error();
+    const BinnedCounts& counts = *binned;
     out.support_violations = counts.forbidden;  // the same in every binning
     const auto probabilities = CellProbabilities(*b);
     BinningResult r;
     r.binning = b->name;
-    r.pearson = PearsonChiSquareTest(counts.observed, probabilities);
-    r.g = GTest(counts.observed, probabilities);
+    const Result<GoodnessOfFit> pearson = PearsonChiSquareTest(counts.observed, probabilities);
+    if (!pearson.ok()) return pearson.error().WithContext(b->name + " binning");
+    const Result<GoodnessOfFit> g = GTest(counts.observed, probabilities);
+    if (!g.ok()) return g.error().WithContext(b->name + " binning (G)");
+    r.pearson = *pearson;
+    r.g = *g;
     r.residuals = StandardizedResiduals(counts.observed, probabilities);
-    if (!r.pearson.ok()) {
-      out.error = b->name + " binning: " + r.pearson.error;
-      return out;
-    }
     out.p_values.push_back(r.pearson.p_value);
     if (b == &plan.head) {
       const auto cells = TokenCells(*b);
       if (!cells.empty()) {
-        out.head_z = MaxAbsZTest(counts.observed, probabilities, cells, alpha);
-        if (!out.head_z.ok()) {
-          out.error = "head max-|z|: " + out.head_z.error;
-          return out;
-        }
+        const Result<MaxAbsZ> head_z = MaxAbsZTest(counts.observed, probabilities, cells, alpha);
+        if (!head_z.ok()) return head_z.error().WithContext("head max-|z|");
+        out.head_z = *head_z;
       }
     }
     out.binnings.push_back(std::move(r));
@@ -52,11 +44,9 @@ TokenCheck CheckTokenCounts(const BinningPlan& plan, std::span<const std::uint64
     out.support_violations = forbidden;
   }
   if (out.head_z.m > 0) out.p_values.push_back(out.head_z.p_value);
-  out.holm = HolmBonferroni(out.p_values, alpha);
-  if (!out.holm.ok()) {
-    out.error = out.holm.error;
-    return out;
-  }
+  const Result<MultipleTestingDecision> holm = HolmBonferroni(out.p_values, alpha);
+  if (!holm.ok()) return holm.error();
+  out.holm = *holm;
   out.passed = out.support_violations == 0 && out.holm.rejections == 0;
   return out;
 }

@@ -8,14 +8,13 @@
 
 namespace samplecheck::stats {
 
-TwoSample TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<const std::uint64_t> s) {
+Result<TwoSample> TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<const std::uint64_t> s) {
   TwoSample out;
   if (r.size() != s.size()) {
     std::ostringstream msg;
     msg << "r.size() = " << r.size() << " differs from s.size() = " << s.size()
         << ": both arms must use identical bins";
-    out.error = msg.str();
-    return out;
+    return InvalidArgument(msg.str());
   }
   for (std::size_t i = 0; i < r.size(); ++i) {
     std::uint64_t pooled = 0;
@@ -24,18 +23,15 @@ TwoSample TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<con
       std::ostringstream msg;
       msg << "counts sum to more than 2^64 - 1 (at bin " << i << ": r = " << r[i] << ", s = " << s[i]
           << "): a draw total must fit in 64 bits";
-      out.error = msg.str();
-      return out;
+      return InvalidArgument(msg.str());
     }
     if (pooled > 0) ++out.nonempty_bins;
   }
   if (out.draws_r == 0 || out.draws_s == 0) {
-    out.error = "an arm has 0 draws: each arm needs at least one draw";
-    return out;
+    return InvalidArgument("an arm has 0 draws: each arm needs at least one draw");
   }
   if (out.nonempty_bins < 2) {
-    out.error = "fewer than two non-empty bins: dof = 0 is outside the allowed range [1, inf)";
-    return out;
+    return InvalidArgument("fewer than two non-empty bins: dof = 0 is outside the allowed range [1, inf)");
   }
   const long double nr = static_cast<long double>(out.draws_r);
   const long double ns = static_cast<long double>(out.draws_s);
@@ -54,17 +50,14 @@ TwoSample TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<con
   out.dof = out.nonempty_bins - 1;
   out.effective_draws = static_cast<double>(nr * ns / (nr + ns));
   const auto p = ChiSquarePValue(out.statistic, out.dof);
-  if (!p.ok()) {
-    out.error = p.error;
-    return out;
-  }
-  out.p_value = p.value;
+  if (!p.ok()) return p.error();
+  out.p_value = (*p);
   return out;
 }
 
-DrawPlan PlanTwoSampleDrawsPerArm(double divergence, double alpha, double power, std::uint64_t cells) {
-  DrawPlan plan = PlanDrawsForDivergence(divergence, alpha, power, cells);
-  if (plan.ok()) plan.draws *= 2.0;
+Result<DrawPlan> PlanTwoSampleDrawsPerArm(double divergence, double alpha, double power, std::uint64_t cells) {
+  Result<DrawPlan> plan = PlanDrawsForDivergence(divergence, alpha, power, cells);
+  if (plan.ok()) plan->draws *= 2.0;
   return plan;
 }
 

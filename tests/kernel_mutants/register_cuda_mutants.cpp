@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fault_sample.h"
-#include "samplecheck/harness/cuda_sampler_launch.h"
-#include "samplecheck/harness/mutants.h"
+#include "samplecheck/samplers/cuda_sampler_launch.h"
+#include "samplecheck/samplers/mutants.h"
 
 namespace samplecheck::kernels::test_mutants {
 namespace {

@@ -129,8 +129,9 @@ TEST_P(CountDrawsTest, ChiSquareAgainstReference) {
         }
       }
     }
-    const auto fit = samplecheck::stats::PearsonChiSquareTest(observed, probs);
-    ASSERT_TRUE(fit.ok()) << fit.error;
+    const auto checked = samplecheck::stats::PearsonChiSquareTest(observed, probs);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    const samplecheck::stats::GoodnessOfFit& fit = *checked;
     if (fit.dof == 0) continue;
     ASSERT_GE(fit.min_expected, 10.0) << np.name;
     EXPECT_EQ(fit.support_violations, 0u) << np.name;

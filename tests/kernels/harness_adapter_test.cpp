@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "kernels_test_support.h"
-#include "samplecheck/harness/cuda_sampler.h"
-#include "samplecheck/harness/exact_sampler.h"
+#include "samplecheck/samplers/cuda_sampler.h"
+#include "samplecheck/samplers/exact_sampler.h"
 
 namespace samplecheck::kernels::testing {
 namespace {

@@ -7,14 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/harness/campaign.h"
-#include "samplecheck/harness/mutants.h"
-#include "samplecheck/harness/row_source.h"
-#include "samplecheck/harness/sampler_registry.h"
-#include "samplecheck/harness/suite.h"
-#ifdef SAMPLECHECK_HAVE_PROPERTIES
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/mutants/mutation_score.h"
 #include "samplecheck/properties/suite.h"
-#endif
+#include "samplecheck/samplers/mutants.h"
+#include "samplecheck/samplers/sampler_registry.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -141,9 +140,9 @@ TEST_P(CaughtByItsCheck, CampaignFailsAndTheControlPasses) {
   EXPECT_FALSE(report.Passed()) << "mutant:" << q.mutant << " survives " << q.case_json << " (seed 3, p = "
                                 << r.p_value << ")";
   if (q.by_support) {
-    EXPECT_GT(r.support_violations, 0u) << "mutant:" << q.mutant << " should draw masked tokens";
+    EXPECT_GT(r.HardViolations(), 0u) << "mutant:" << q.mutant << " should draw masked tokens";
   } else {
-    EXPECT_EQ(r.support_violations, 0u);
+    EXPECT_EQ(r.HardViolations(), 0u);
     EXPECT_LT(r.holm_adjusted_p, report.alpha);
   }
 }
@@ -173,7 +172,6 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-#ifdef SAMPLECHECK_HAVE_PROPERTIES
 // Faults invisible to one-row campaigns, each caught by the property meant for it.
 TEST(MutantZoo, PropertyOnlyFaultsAreCaughtByTheirProperty) {
   const std::vector<std::pair<std::string, std::string>> expected = {
@@ -192,7 +190,42 @@ TEST(MutantZoo, PropertyOnlyFaultsAreCaughtByTheirProperty) {
         << "mutant:" << mutant << " survives property " << property << ": " << result.message;
   }
 }
-#endif
+
+// The mutation score through the library (what `samplecheck mutants` prints): the control passes the smoke suite,
+// a gross boundary fault is caught there by the support check, and the row says so.
+TEST(MutationScore, ControlPassesAndAGrossFaultIsCaughtBySupport) {
+  MutationOptions options;
+  options.suites = {"smoke"};
+  options.only = {"topk-plus-one"};
+  options.properties = false;
+  auto score = ScoreMutants(options);
+  ASSERT_TRUE(score.ok()) << score.error().message;
+  ASSERT_EQ(score->rows.size(), 2u);
+  EXPECT_TRUE(score->rows[0].control);
+  EXPECT_EQ(score->rows[0].Verdict(), "passes");
+  const MutantRow& row = score->rows[1];
+  EXPECT_EQ(row.Verdict(), "caught");
+  ASSERT_FALSE(row.catches.empty());
+  EXPECT_EQ(row.catches.front().check, "smoke/topk: support") << row.CaughtBy();
+  EXPECT_GT(row.catches.front().needed, 0.0);
+  EXPECT_TRUE(score->Passed());
+  const std::string table = FormatMutationScore(*score, false);
+  EXPECT_NE(table.find("mutation score: 1/1 caught; control passes"), std::string::npos) << table;
+  EXPECT_NE(table.find("VERDICT: PASS"), std::string::npos) << table;
+}
+
+TEST(MutationScore, UnknownFamilyOrMutantIsAnErrorNamingIt) {
+  MutationOptions options;
+  options.family = "no-such-family";
+  auto family = ScoreMutants(options);
+  ASSERT_FALSE(family.ok());
+  EXPECT_NE(family.error().message.find("no-such-family"), std::string::npos) << family.error().message;
+  options.family = "cpu";
+  options.only = {"no-such-mutant"};
+  auto mutant = ScoreMutants(options);
+  ASSERT_FALSE(mutant.ok());
+  EXPECT_NE(mutant.error().message.find("no-such-mutant"), std::string::npos) << mutant.error().message;
+}
 
 }  // namespace
 }  // namespace samplecheck::harness

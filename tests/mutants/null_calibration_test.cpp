@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/harness/campaign.h"
-#include "samplecheck/harness/suite.h"
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/suite.h"
 #include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/stats/multiple_testing.h"
 
@@ -101,9 +101,7 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
       if (r.status == CaseStatus::kSkipped) continue;
       ++judged_cases;
       case_p.push_back(r.p_value);
-      for (const BinningResult& b : r.binnings) {
-        if (b.dof > 0) p_by_binning[b.name].push_back(b.pearson_p);
-      }
+      for (const CheckOutcome* o : r.OutcomesOf("pearson")) p_by_binning[o->scope].push_back(o->p_value);
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -112,13 +110,14 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
   const auto upper = stats::ClopperPearsonInterval(failed, runs, 0.95);
   std::cout << "false alarms: " << failed << " of " << runs << " campaigns (" << judged_cases
             << " judged cases); allowed <= " << allowed << " (P(Bin(" << runs << ", " << suite->alpha << ") > "
-            << allowed << ") <= 1e-3); 95% upper bound on the rate: " << (upper.ok() ? upper.value.upper : -1.0)
+            << allowed << ") <= 1e-3); 95% upper bound on the rate: " << (upper.ok() ? upper->upper : -1.0)
             << "; " << seconds << " s\n";
   EXPECT_LE(failed, allowed);
 
   for (const auto& [name, ps] : p_by_binning) {
-    const stats::UniformityTest ks = stats::KolmogorovSmirnovUniformity(ps);
-    ASSERT_TRUE(ks.ok()) << ks.error;
+    const Result<stats::UniformityTest> tested = stats::KolmogorovSmirnovUniformity(ps);
+    ASSERT_TRUE(tested.ok()) << tested.error().message;
+    const stats::UniformityTest& ks = *tested;
     std::cout << "KS uniformity of the " << name << " Pearson p-values: n = " << ks.count << ", D = " << ks.statistic
               << ", p = " << ks.p_value << "\n";
     EXPECT_TRUE(ks.Passes(1e-3)) << name << " p-values are not uniform: D = " << ks.statistic << ", p = "

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -55,8 +56,9 @@ void ExpectValidBinning(const Binning& b, const std::vector<double>& p0, double 
 TEST(BinningTest, ZipfVocabularyGivesHeadTailAndHashBinningsWithExpectedAtLeast10) {
   const auto p0 = Zipf(5000, 1.1, 7);
   const double N = 1e5;
-  const BinningPlan plan = PlanBinnings(p0, N);
-  ASSERT_TRUE(plan.ok()) << plan.error;
+  const Result<BinningPlan> planned = PlanBinnings(p0, N);
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   EXPECT_EQ(plan.forbidden_tokens.size(), 5000u / 7);
   EXPECT_EQ(plan.tokens_by_rank.size() + plan.forbidden_tokens.size(), 5000u);
   EXPECT_GT(plan.head_tokens, 100u);
@@ -96,17 +98,20 @@ TEST(BinningTest, ZipfVocabularyGivesHeadTailAndHashBinningsWithExpectedAtLeast1
 
 TEST(BinningTest, CellsDependOnP0AndNOnlyAndAreDeterministic) {
   const auto p0 = Zipf(3000, 1.0, 11);
-  const BinningPlan a = PlanBinnings(p0, 2e5);
-  const BinningPlan b = PlanBinnings(p0, 2e5);
-  EXPECT_EQ(a.head.cell_of_token, b.head.cell_of_token);
-  EXPECT_EQ(a.tail.cell_of_token, b.tail.cell_of_token);
-  EXPECT_EQ(a.hash.cell_of_token, b.hash.cell_of_token);
+  const Result<BinningPlan> a = PlanBinnings(p0, 2e5);
+  const Result<BinningPlan> b = PlanBinnings(p0, 2e5);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(a->head.cell_of_token, b->head.cell_of_token);
+  EXPECT_EQ(a->tail.cell_of_token, b->tail.cell_of_token);
+  EXPECT_EQ(a->hash.cell_of_token, b->hash.cell_of_token);
   // Unnormalized weights give the same cells.
   std::vector<double> scaled = p0;
   for (double& x : scaled) x *= 37.5;
-  const BinningPlan c = PlanBinnings(scaled, 2e5);
-  EXPECT_EQ(a.tail.cell_of_token, c.tail.cell_of_token);
-  EXPECT_EQ(a.hash.cell_of_token, c.hash.cell_of_token);
+  const Result<BinningPlan> c = PlanBinnings(scaled, 2e5);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(a->tail.cell_of_token, c->tail.cell_of_token);
+  EXPECT_EQ(a->hash.cell_of_token, c->hash.cell_of_token);
 }
 
 TEST(BinningTest, HeadIsCappedAndTailCellsAreCapped) {
@@ -114,8 +119,9 @@ TEST(BinningTest, HeadIsCappedAndTailCellsAreCapped) {
   BinningOptions options;
   options.max_head_cells = 4096;
   options.max_tail_cells = 256;
-  const BinningPlan plan = PlanBinnings(uniform, 1e9, options);  // every token has E = 5e4
-  ASSERT_TRUE(plan.ok());
+  const Result<BinningPlan> planned = PlanBinnings(uniform, 1e9, options);  // every token has E = 5e4
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   EXPECT_EQ(plan.head_tokens, 4096u);
   EXPECT_EQ(plan.head.cells.size(), 4097u);  // 4096 tokens + rest
   EXPECT_EQ(plan.tail.cells.size(), 257u);   // head aggregate + 256
@@ -127,8 +133,9 @@ TEST(BinningTest, LightTailIsMergedNotLeftBelow10) {
   // binnings collapse to a single cell and are reported unusable (dof 0) instead of testing E < 10 cells.
   std::vector<double> p0 = {0.6, 0.3995};
   for (int i = 0; i < 100; ++i) p0.push_back(0.0005 / 100);
-  const BinningPlan plan = PlanBinnings(p0, 1e4);
-  ASSERT_TRUE(plan.ok());
+  const Result<BinningPlan> planned = PlanBinnings(p0, 1e4);
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   EXPECT_EQ(plan.head_tokens, 2u);
   ASSERT_EQ(plan.head.cells.size(), 2u);
   EXPECT_EQ(plan.head.cells[1].kind, CellKind::kRest);
@@ -141,8 +148,9 @@ TEST(BinningTest, LightTailIsMergedNotLeftBelow10) {
 
 TEST(BinningTest, FlatVocabularyWithSmallNHasNoHeadButATailAndHash) {
   const std::vector<double> uniform(150000, 1.0);
-  const BinningPlan plan = PlanBinnings(uniform, 1e5);  // E = 0.67 per token
-  ASSERT_TRUE(plan.ok());
+  const Result<BinningPlan> planned = PlanBinnings(uniform, 1e5);  // E = 0.67 per token
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   EXPECT_EQ(plan.head_tokens, 0u);
   EXPECT_FALSE(plan.head.usable());
   EXPECT_EQ(plan.tail.cells.size(), 256u);
@@ -153,25 +161,28 @@ TEST(BinningTest, FlatVocabularyWithSmallNHasNoHeadButATailAndHash) {
 
 TEST(BinningTest, BinCountsSeparatesForbiddenDrawsFromCells) {
   const std::vector<double> p0 = {0.5, 0.0, 0.3, 0.2, 0.0};
-  const BinningPlan plan = PlanBinnings(p0, 1000);
-  ASSERT_TRUE(plan.ok());
+  const Result<BinningPlan> planned = PlanBinnings(p0, 1000);
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   EXPECT_EQ(plan.forbidden_tokens, (std::vector<std::uint32_t>{1, 4}));
   const std::vector<std::uint64_t> counts = {480, 3, 310, 210, 1};
-  const BinnedCounts binned = BinCounts(plan.head, counts);
-  ASSERT_TRUE(binned.ok());
-  EXPECT_EQ(binned.forbidden, 4u);
-  EXPECT_EQ(binned.in_support, 1000u);
-  EXPECT_EQ(binned.observed, (std::vector<std::uint64_t>{480, 310, 210}));
+  const Result<BinnedCounts> binned = BinCounts(plan.head, counts);
+  ASSERT_TRUE(binned.ok()) << binned.error().message;
+  EXPECT_EQ(binned->forbidden, 4u);
+  EXPECT_EQ(binned->in_support, 1000u);
+  EXPECT_EQ(binned->observed, (std::vector<std::uint64_t>{480, 310, 210}));
   EXPECT_EQ(TokensInCell(plan.head, 1), (std::vector<std::uint32_t>{2}));
   // Wrong histogram size is an error value.
   EXPECT_FALSE(BinCounts(plan.head, std::vector<std::uint64_t>{1, 2}).ok());
 }
 
 TEST(BinningTest, InvalidP0IsAnErrorValue) {
-  EXPECT_NE(PlanBinnings(std::vector<double>{0.5, -0.1}, 100).error.find("p0[1] = -0.1"), std::string::npos);
-  EXPECT_NE(PlanBinnings(std::vector<double>{0.0, 0.0}, 100).error.find("sums to 0"), std::string::npos);
-  EXPECT_NE(PlanBinnings(std::vector<double>{0.5, NAN}, 100).error.find("p0[1]"), std::string::npos);
-  EXPECT_NE(PlanBinnings(std::vector<double>{0.5, 0.5}, 0).error.find("planned_draws = 0"), std::string::npos);
+  // The error message of an invalid plan ("" when the plan is unexpectedly valid, which fails the search below).
+  auto error_of = [](const Result<BinningPlan>& plan) { return plan.ok() ? std::string() : plan.error().message; };
+  EXPECT_NE(error_of(PlanBinnings(std::vector<double>{0.5, -0.1}, 100)).find("p0[1] = -0.1"), std::string::npos);
+  EXPECT_NE(error_of(PlanBinnings(std::vector<double>{0.0, 0.0}, 100)).find("sums to 0"), std::string::npos);
+  EXPECT_NE(error_of(PlanBinnings(std::vector<double>{0.5, NAN}, 100)).find("p0[1]"), std::string::npos);
+  EXPECT_NE(error_of(PlanBinnings(std::vector<double>{0.5, 0.5}, 0)).find("planned_draws = 0"), std::string::npos);
   EXPECT_FALSE(PlanBinnings(std::vector<double>{}, 100).ok());
 }
 
@@ -179,9 +190,10 @@ TEST(BinningTest, MillionTokenVocabularyAtBillionDrawsIsFast) {
   const std::size_t V = 1u << 20;
   const auto p0 = Zipf(V, 1.05, 13);
   const auto start = std::chrono::steady_clock::now();
-  const BinningPlan plan = PlanBinnings(p0, 1e9);
+  const Result<BinningPlan> planned = PlanBinnings(p0, 1e9);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   EXPECT_EQ(plan.head_tokens, 4096u);
   ExpectValidBinning(plan.head, p0, 1e9, 10.0);
   ExpectValidBinning(plan.tail, p0, 1e9, 10.0);
@@ -191,8 +203,9 @@ TEST(BinningTest, MillionTokenVocabularyAtBillionDrawsIsFast) {
   std::vector<std::uint64_t> counts(V, 0);
   counts[plan.tokens_by_rank[0]] = 5'000'000'000ULL;
   counts[plan.tokens_by_rank[V / 2]] = 7;
-  const BinnedCounts binned = BinCounts(plan.tail, counts);
-  EXPECT_EQ(binned.in_support, 5'000'000'007ULL);
+  const Result<BinnedCounts> binned = BinCounts(plan.tail, counts);
+  ASSERT_TRUE(binned.ok()) << binned.error().message;
+  EXPECT_EQ(binned->in_support, 5'000'000'007ULL);
 }
 
 TEST(BinningTest, HashBucketIsStableAndSpreads) {

@@ -42,19 +42,22 @@ TEST(SlowCalibrationTest, PearsonNullSizeAtAlpha001Over100000Runs) {
   for (int run = 0; run < 100000; ++run) {
     MultinomialVariate(rng, 6400, p0, x);
     const auto r = PearsonChiSquareTest(x, p0);
-    rejected += r.p_value < 0.01;
-    p_values.push_back(r.p_value);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    rejected += r->p_value < 0.01;
+    p_values.push_back(r->p_value);
   }
   ExpectRate(rejected, 100000, 0.01, "Pearson null, 64 cells, alpha 0.01");
-  EXPECT_GT(KolmogorovSmirnovUniformity(p_values).p_value, 1e-6);
+  const auto ks = KolmogorovSmirnovUniformity(p_values);
+  ASSERT_TRUE(ks.ok()) << ks.error().message;
+  EXPECT_GT(ks->p_value, 1e-6);
 }
 
 TEST(SlowCalibrationTest, Planned1024BinsTv1e3Alpha1e6Power099) {
   // statistics.md 5.4: 9.09e7 draws over 1024 equal bins detect the worst-case TV 1e-3 shift with power 0.99.
   const std::vector<double> p0(1024, 1.0 / 1024);
-  const DrawPlan plan = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 1024);
-  ASSERT_TRUE(plan.ok());
-  const auto N = static_cast<std::uint64_t>(std::ceil(plan.draws));
+  const Result<DrawPlan> plan = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 1024);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto N = static_cast<std::uint64_t>(std::ceil(plan->draws));
   const auto p1 = WorstCaseShift(p0, 512, 1e-3);
   std::mt19937_64 rng(0x510E0002);
   std::vector<std::uint64_t> x(1024);
@@ -62,7 +65,9 @@ TEST(SlowCalibrationTest, Planned1024BinsTv1e3Alpha1e6Power099) {
   const int runs = 10000;
   for (int run = 0; run < runs; ++run) {
     MultinomialVariate(rng, N, p1, x);
-    rejected += !PearsonChiSquareTest(x, p0).Passes(1e-6);
+    const auto r = PearsonChiSquareTest(x, p0);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    rejected += !r->Passes(1e-6);
   }
   ExpectRate(rejected, runs, 0.99, "Pearson power, 1024 bins, TV 1e-3, alpha 1e-6, N = 9.09e7");
 }
@@ -74,8 +79,9 @@ TEST(SlowCalibrationTest, LargeVocabularyTokenCheckHoldsAlpha) {
   std::vector<double> p0(V);
   for (std::size_t t = 0; t < V; ++t) p0[t] = (t % 9 == 8) ? 0.0 : std::pow(t + 1.0, -1.05);
   const std::uint64_t N = 200000;
-  const BinningPlan plan = PlanBinnings(p0, static_cast<double>(N));
-  ASSERT_TRUE(plan.ok());
+  const Result<BinningPlan> planned = PlanBinnings(p0, static_cast<double>(N));
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   ASSERT_EQ(plan.UsableBinnings().size(), 3u);
   std::mt19937_64 rng(0x510E0003);
   std::vector<std::uint64_t> counts(V);
@@ -83,11 +89,11 @@ TEST(SlowCalibrationTest, LargeVocabularyTokenCheckHoldsAlpha) {
   std::uint64_t per[3] = {0, 0, 0}, family = 0;
   for (int run = 0; run < runs; ++run) {
     MultinomialVariate(rng, N, p0, counts);
-    const TokenCheck c = CheckTokenCounts(plan, counts, 0.05);
-    ASSERT_TRUE(c.ok()) << c.error;
-    for (int b = 0; b < 3; ++b) per[b] += c.binnings[static_cast<std::size_t>(b)].pearson.p_value < 0.05;
-    family += !c.passed;
-    ASSERT_EQ(c.support_violations, 0u);
+    const Result<TokenCheck> c = CheckTokenCounts(plan, counts, 0.05);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    for (int b = 0; b < 3; ++b) per[b] += c->binnings[static_cast<std::size_t>(b)].pearson.p_value < 0.05;
+    family += !c->passed;
+    ASSERT_EQ(c->support_violations, 0u);
   }
   ExpectRate(per[0], runs, 0.05, "V 32768 head binning");
   ExpectRate(per[1], runs, 0.05, "V 32768 tail binning");

@@ -75,51 +75,58 @@ TEST(CalibrationTest, PearsonNullRejectionRateIsAlpha16Cells) {
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, N, p0, x);
     const auto r = PearsonChiSquareTest(x, p0);
-    ASSERT_TRUE(r.ok()) << r.error;
-    at05 += r.p_value < 0.05;
-    at01 += r.p_value < 0.01;
-    p_values.push_back(r.p_value);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    at05 += r->p_value < 0.05;
+    at01 += r->p_value < 0.01;
+    p_values.push_back(r->p_value);
   }
   ExpectRate(at05, kRuns, 0.05, "Pearson null, 16 cells, alpha 0.05");
   ExpectRate(at01, kRuns, 0.01, "Pearson null, 16 cells, alpha 0.01");
   const auto ks = KolmogorovSmirnovUniformity(p_values);
-  EXPECT_GT(ks.p_value, kFalseAlarm) << "Pearson p-values are not uniform under H0: D = " << ks.statistic;
+  ASSERT_TRUE(ks.ok()) << ks.error().message;
+  EXPECT_GT(ks->p_value, kFalseAlarm) << "Pearson p-values are not uniform under H0: D = " << ks->statistic;
 }
 
 TEST(CalibrationTest, PearsonPowerReachesPlan16Cells) {
   // Planted worst-case shift of TV 0.01 and the planned N for alpha 0.01, power 0.9: the rejection rate must
   // be within the binomial bounds of 0.9.
   const auto p0 = SixteenCells();
-  const DrawPlan plan = PlanDrawsForTotalVariation(0.01, 0.01, 0.9, 16);
-  ASSERT_TRUE(plan.ok()) << plan.error;
-  const auto N = static_cast<std::uint64_t>(std::ceil(plan.draws));
+  const Result<DrawPlan> plan = PlanDrawsForTotalVariation(0.01, 0.01, 0.9, 16);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto N = static_cast<std::uint64_t>(std::ceil(plan->draws));
   const auto p1 = WorstCaseShift(p0, 8, 0.01);
   std::mt19937_64 rng(0xCA11B001);
   std::uint64_t rejected = 0;
   std::vector<std::uint64_t> x(p0.size());
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, N, p1, x);
-    rejected += !PearsonChiSquareTest(x, p0).Passes(0.01);
+    const auto r = PearsonChiSquareTest(x, p0);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    rejected += !r->Passes(0.01);
   }
   std::printf("planned N = %llu\n", static_cast<unsigned long long>(N));
-  ExpectRate(rejected, kRuns, plan.power, "Pearson power, 16 cells, TV 0.01, alpha 0.01");
+  ExpectRate(rejected, kRuns, plan->power, "Pearson power, 16 cells, TV 0.01, alpha 0.01");
 }
 
 TEST(CalibrationTest, HeadlinePlanTwoCellsTv1e3Alpha1e6Power099) {
   // statistics.md 5.4: 1.30e7 draws detect TV 1e-3 over 2 cells at alpha 1e-6 with power 0.99.
   const std::vector<double> p0 = {0.5, 0.5};
-  const DrawPlan plan = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 2);
-  ASSERT_TRUE(plan.ok());
-  const auto N = static_cast<std::uint64_t>(std::ceil(plan.draws));
+  const Result<DrawPlan> plan = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 2);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto N = static_cast<std::uint64_t>(std::ceil(plan->draws));
   const auto p1 = WorstCaseShift(p0, 1, 1e-3);
   std::mt19937_64 rng(0xCA11B002);
   std::uint64_t rejected = 0, null_rejected = 0;
   std::vector<std::uint64_t> x(2);
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, N, p1, x);
-    rejected += !PearsonChiSquareTest(x, p0).Passes(1e-6);
+    const auto alternative = PearsonChiSquareTest(x, p0);
+    ASSERT_TRUE(alternative.ok()) << alternative.error().message;
+    rejected += !alternative->Passes(1e-6);
     MultinomialVariate(rng, N, p0, x);
-    null_rejected += !PearsonChiSquareTest(x, p0).Passes(1e-6);
+    const auto null_fit = PearsonChiSquareTest(x, p0);
+    ASSERT_TRUE(null_fit.ok()) << null_fit.error().message;
+    null_rejected += !null_fit->Passes(1e-6);
   }
   ExpectRate(rejected, kRuns, 0.99, "Pearson power, 2 cells, TV 1e-3, alpha 1e-6, N = 1.30e7");
   EXPECT_LE(null_rejected, 1u) << "at alpha 1e-6 10,000 null runs should (P = 0.99995) reject at most once";
@@ -138,8 +145,9 @@ TEST(CalibrationTest, TokenLevelChecksHoldAlphaUnderNull) {
   // no support violation may ever appear.
   const auto p0 = ZipfTokens(400);
   const std::uint64_t N = 20000;
-  const BinningPlan plan = PlanBinnings(p0, static_cast<double>(N));
-  ASSERT_TRUE(plan.ok()) << plan.error;
+  const Result<BinningPlan> planned = PlanBinnings(p0, static_cast<double>(N));
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   ASSERT_EQ(plan.UsableBinnings().size(), 3u);
   std::printf("cells: head %zu, tail %zu, hash %zu\n", plan.head.cells.size(), plan.tail.cells.size(),
               plan.hash.cells.size());
@@ -148,8 +156,9 @@ TEST(CalibrationTest, TokenLevelChecksHoldAlphaUnderNull) {
   std::uint64_t per_binning[3] = {0, 0, 0}, family = 0, z_rejections = 0, violations = 0;
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, N, p0, counts);
-    const TokenCheck check = CheckTokenCounts(plan, counts, 0.05);
-    ASSERT_TRUE(check.ok()) << check.error;
+    const Result<TokenCheck> checked = CheckTokenCounts(plan, counts, 0.05);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    const TokenCheck& check = *checked;
     for (int b = 0; b < 3; ++b) per_binning[b] += check.binnings[static_cast<std::size_t>(b)].pearson.p_value < 0.05;
     family += !check.passed;
     z_rejections += !check.head_z.Passes();
@@ -175,8 +184,9 @@ TEST(CalibrationTest, TokenLevelTailTiltMutantIsCaughtAtPredictedPower) {
   const auto p0 = ZipfTokens(400);
   const std::uint64_t N = 20000;
   const double eps = 0.2;
-  const BinningPlan plan = PlanBinnings(p0, static_cast<double>(N));
-  ASSERT_TRUE(plan.ok());
+  const Result<BinningPlan> planned = PlanBinnings(p0, static_cast<double>(N));
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  const BinningPlan& plan = *planned;
   ASSERT_TRUE(plan.tail.usable());
   double tail_mass = 0;
   for (std::size_t r = plan.head_tokens; r < plan.tokens_by_rank.size(); ++r) {
@@ -204,19 +214,21 @@ TEST(CalibrationTest, TokenLevelTailTiltMutantIsCaughtAtPredictedPower) {
     q1[static_cast<std::size_t>(c)] += p1[t];
   }
   const auto divergence = ChiSquareDivergence(q0, q1);
-  ASSERT_TRUE(divergence.ok());
-  const auto predicted = PowerOfRun(divergence.value, 0.05 / 4, plan.tail.cells.size(), static_cast<double>(N));
-  ASSERT_TRUE(predicted.ok());
+  ASSERT_TRUE(divergence.ok()) << divergence.error().message;
+  const auto predicted = PowerOfRun(*divergence, 0.05 / 4, plan.tail.cells.size(), static_cast<double>(N));
+  ASSERT_TRUE(predicted.ok()) << predicted.error().message;
   std::printf("tail cells %zu, tail divergence %.4g, predicted power %.4f\n", plan.tail.cells.size(),
-              divergence.value, predicted.value);
-  ASSERT_GT(predicted.value, 0.5);
-  ASSERT_LT(predicted.value, 0.995) << "choose a mutant whose power the simulation can resolve";
+              *divergence, *predicted);
+  ASSERT_GT(*predicted, 0.5);
+  ASSERT_LT(*predicted, 0.995) << "choose a mutant whose power the simulation can resolve";
   std::mt19937_64 rng(0xCA11B004);
   std::vector<std::uint64_t> counts(p0.size());
   std::uint64_t family = 0, tail_alone = 0;
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, N, p1, counts);
-    const TokenCheck check = CheckTokenCounts(plan, counts, 0.05);
+    const Result<TokenCheck> checked = CheckTokenCounts(plan, counts, 0.05);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    const TokenCheck& check = *checked;
     family += !check.passed;
     tail_alone += check.binnings[1].pearson.p_value < 0.05 / 4;
   }
@@ -224,8 +236,8 @@ TEST(CalibrationTest, TokenLevelTailTiltMutantIsCaughtAtPredictedPower) {
   // by about 4 points (simulated 0.725 against 0.763 predicted with this seed). Assert the simulated power is
   // within the binomial bounds of the prediction less 0.06, and not above those of the prediction (a power
   // above the theory would point at a broken statistic or sampler).
-  const CountBounds slack = BinomialBounds(kRuns, predicted.value - 0.06, kFalseAlarm);
-  const CountBounds exact = BinomialBounds(kRuns, predicted.value, kFalseAlarm);
+  const CountBounds slack = BinomialBounds(kRuns, *predicted - 0.06, kFalseAlarm);
+  const CountBounds exact = BinomialBounds(kRuns, *predicted, kFalseAlarm);
   std::printf("tail binning alone: %llu of %llu rejected, accepted range [%llu, %llu]\n",
               static_cast<unsigned long long>(tail_alone), static_cast<unsigned long long>(kRuns),
               static_cast<unsigned long long>(slack.lower), static_cast<unsigned long long>(exact.upper));
@@ -244,19 +256,23 @@ TEST(CalibrationTest, TwoSampleNullSizeAndPlannedPower) {
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, 50000, p0, r);
     MultinomialVariate(rng, 50000, p0, s);
-    null_rejected += !TwoSampleChiSquareTest(r, s).Passes(0.05);
+    const Result<TwoSample> t = TwoSampleChiSquareTest(r, s);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    null_rejected += !t->Passes(0.05);
   }
   ExpectRate(null_rejected, kRuns, 0.05, "two-sample null, alpha 0.05");
   // Alternative: arm S shifted by TV 0.01 (worst case); per-arm draws from PlanTwoSampleDrawsPerArm, power 0.9.
-  const DrawPlan plan = PlanTwoSampleDrawsPerArm(4 * 0.01 * 0.01, 0.01, 0.9, 16);
-  ASSERT_TRUE(plan.ok());
-  const auto n = static_cast<std::uint64_t>(std::ceil(plan.draws));
+  const Result<DrawPlan> plan = PlanTwoSampleDrawsPerArm(4 * 0.01 * 0.01, 0.01, 0.9, 16);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  const auto n = static_cast<std::uint64_t>(std::ceil(plan->draws));
   const auto p1 = WorstCaseShift(p0, 8, 0.01);
   std::uint64_t rejected = 0;
   for (std::uint64_t run = 0; run < kRuns; ++run) {
     MultinomialVariate(rng, n, p0, r);
     MultinomialVariate(rng, n, p1, s);
-    rejected += !TwoSampleChiSquareTest(r, s).Passes(0.01);
+    const Result<TwoSample> t = TwoSampleChiSquareTest(r, s);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    rejected += !t->Passes(0.01);
   }
   ExpectRate(rejected, kRuns, 0.9, "two-sample power, TV 0.01, alpha 0.01, planned per-arm draws");
 }
@@ -271,10 +287,13 @@ TEST(CalibrationTest, EProcessIsAnytimeValidAndStopsEarlyUnderAlternative) {
   for (Update update : {Update::kPerDraw, Update::kPerBatch}) {
     std::uint64_t crossed = 0;
     for (std::uint64_t run = 0; run < kRuns; ++run) {
-      EProcess e = EProcess::Create(p0, 0.05, Estimator::kKrichevskyTrofimov, update).value;
+      auto created = EProcess::Create(p0, 0.05, Estimator::kKrichevskyTrofimov, update);
+      ASSERT_TRUE(created.ok()) << created.error().message;
+      EProcess e = *created;
       for (int b = 0; b < 50 && !e.rejected(); ++b) {
         MultinomialVariate(rng, 500, p0, batch);
-        e.Observe(batch);
+        const Status observed = e.Observe(batch);
+        ASSERT_TRUE(observed.ok()) << observed.error().message;
       }
       crossed += e.rejected();
     }
@@ -288,10 +307,13 @@ TEST(CalibrationTest, EProcessIsAnytimeValidAndStopsEarlyUnderAlternative) {
   std::uint64_t stopped = 0;
   double draws_at_stop = 0;
   for (std::uint64_t run = 0; run < 1000; ++run) {
-    EProcess e = EProcess::Create(p0, 0.05).value;
+    auto created = EProcess::Create(p0, 0.05);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    EProcess e = *created;
     for (int b = 0; b < 50 && !e.rejected(); ++b) {
       MultinomialVariate(rng, 500, p1, batch);
-      e.Observe(batch);
+      const Status observed = e.Observe(batch);
+      ASSERT_TRUE(observed.ok()) << observed.error().message;
     }
     stopped += e.rejected();
     draws_at_stop += static_cast<double>(e.draws_at_rejection());

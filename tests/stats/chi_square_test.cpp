@@ -98,8 +98,8 @@ TEST(ChiSquareCriticalValueTest, MatchesPrintedTableDof1To1000Confidence90To999)
   for (const auto& row : kPrintedTable) {
     for (int c = 0; c < 6; ++c) {
       const auto v = ChiSquareCriticalValue(row.dof, 1.0 - kConfidence[c]);
-      ASSERT_TRUE(v.ok()) << v.error;
-      EXPECT_NEAR(v.value, row.value[c], kPrintedRelativeTolerance * row.value[c])
+      ASSERT_TRUE(v.ok()) << v.error().message;
+      EXPECT_NEAR(*v, row.value[c], kPrintedRelativeTolerance * row.value[c])
           << "dof " << row.dof << " confidence " << kConfidence[c];
     }
   }
@@ -109,8 +109,8 @@ TEST(ChiSquareCriticalValueTest, MatchesPrintedFarTailTable) {
   for (const auto& row : kPrintedFarTable) {
     for (int c = 0; c < 3; ++c) {
       const auto v = ChiSquareCriticalValue(row.dof, 1.0 - kFarConfidence[c]);
-      ASSERT_TRUE(v.ok()) << v.error;
-      EXPECT_NEAR(v.value, row.value[c], kPrintedRelativeTolerance * row.value[c])
+      ASSERT_TRUE(v.ok()) << v.error().message;
+      EXPECT_NEAR(*v, row.value[c], kPrintedRelativeTolerance * row.value[c])
           << "dof " << row.dof << " confidence " << kFarConfidence[c];
     }
   }
@@ -122,9 +122,9 @@ TEST(ChiSquareCriticalValueTest, MatchesClosedFormForDof1AndEvenDofUpTo1000AtAlp
   for (auto dof : dofs) {
     for (double alpha : alphas) {
       const auto v = ChiSquareCriticalValue(dof, alpha);
-      ASSERT_TRUE(v.ok()) << v.error;
+      ASSERT_TRUE(v.ok()) << v.error().message;
       const double expected = static_cast<double>(IndependentCriticalValue(dof, alpha));
-      EXPECT_NEAR(v.value, expected, 1e-9 * expected) << "dof " << dof << " alpha " << alpha;
+      EXPECT_NEAR(*v, expected, 1e-9 * expected) << "dof " << dof << " alpha " << alpha;
     }
   }
 }
@@ -132,11 +132,11 @@ TEST(ChiSquareCriticalValueTest, MatchesClosedFormForDof1AndEvenDofUpTo1000AtAlp
 TEST(ChiSquareCriticalValueTest, AgreesWithWilsonHilfertyForLargeDof) {
   // Wilson-Hilferty is accurate to well under 1% for dof >= 30 at these confidences.
   const auto z = NormalUpperQuantile(1e-6);
-  ASSERT_TRUE(z.ok());
+  ASSERT_TRUE(z.ok()) << z.error().message;
   for (std::uint64_t dof : {30u, 100u, 255u, 1000u, 150000u}) {
     const auto v = ChiSquareCriticalValue(dof, 1e-6);
-    ASSERT_TRUE(v.ok());
-    EXPECT_NEAR(v.value, WilsonHilferty(dof, z.value), 1e-2 * v.value) << "dof " << dof;
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    EXPECT_NEAR(*v, WilsonHilferty(dof, *z), 1e-2 * *v) << "dof " << dof;
   }
 }
 
@@ -144,10 +144,10 @@ TEST(ChiSquarePValueTest, RoundTripsThroughCriticalValue) {
   for (std::uint64_t dof : {1u, 3u, 15u, 255u, 1023u, 150000u}) {
     for (double alpha : {0.5, 0.01, 1e-6, 1e-12}) {
       const auto crit = ChiSquareCriticalValue(dof, alpha);
-      ASSERT_TRUE(crit.ok());
-      const auto p = ChiSquarePValue(crit.value, dof);
-      ASSERT_TRUE(p.ok());
-      EXPECT_NEAR(p.value, alpha, 1e-8 * alpha) << "dof " << dof;
+      ASSERT_TRUE(crit.ok()) << crit.error().message;
+      const auto p = ChiSquarePValue(*crit, dof);
+      ASSERT_TRUE(p.ok()) << p.error().message;
+      EXPECT_NEAR(*p, alpha, 1e-8 * alpha) << "dof " << dof;
     }
   }
 }
@@ -157,36 +157,50 @@ TEST(ChiSquarePValueTest, KeepsPrecisionFarBelowDoubleEpsilon) {
   struct Case { std::uint64_t dof; double x; };
   for (const Case c : {Case{2, 100.0}, Case{2, 1000.0}, Case{1, 200.0}, Case{10, 300.0}, Case{1000, 2500.0}}) {
     const auto p = ChiSquarePValue(c.x, c.dof);
-    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(p.ok()) << p.error().message;
     const double expected = static_cast<double>(UpperTail(c.dof, c.x));
     ASSERT_GT(expected, 0.0);
     ASSERT_LT(expected, 1e-20);
-    EXPECT_NEAR(p.value, expected, 1e-9 * expected) << "dof " << c.dof << " x " << c.x;
+    EXPECT_NEAR(*p, expected, 1e-9 * expected) << "dof " << c.dof << " x " << c.x;
   }
   // dof 2: Q(x) = exp(-x/2) exactly.
-  EXPECT_NEAR(ChiSquarePValue(100.0, 2).value, std::exp(-50.0), 1e-12 * std::exp(-50.0));
+  const auto dof2 = ChiSquarePValue(100.0, 2);
+  ASSERT_TRUE(dof2.ok()) << dof2.error().message;
+  EXPECT_NEAR(*dof2, std::exp(-50.0), 1e-12 * std::exp(-50.0));
 }
 
 TEST(ChiSquarePValueTest, InvalidInputIsAnErrorValueNamingTheRange) {
-  EXPECT_FALSE(ChiSquarePValue(1.0, 0).ok());
-  EXPECT_NE(ChiSquarePValue(1.0, 0).error.find("dof = 0"), std::string::npos);
+  const auto dof0 = ChiSquarePValue(1.0, 0);
+  ASSERT_FALSE(dof0.ok());
+  EXPECT_NE(dof0.error().message.find("dof = 0"), std::string::npos) << dof0.error().message;
   EXPECT_FALSE(ChiSquarePValue(-1.0, 3).ok());
   EXPECT_FALSE(ChiSquarePValue(NAN, 3).ok());
   EXPECT_FALSE(ChiSquareCriticalValue(3, 0.0).ok());
   EXPECT_FALSE(ChiSquareCriticalValue(3, 1.0).ok());
   const auto bad = ChiSquareCriticalValue(3, 1.5);
-  EXPECT_NE(bad.error.find("alpha = 1.5"), std::string::npos) << bad.error;
-  EXPECT_NE(bad.error.find("(0, 1)"), std::string::npos) << bad.error;
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("alpha = 1.5"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("(0, 1)"), std::string::npos) << bad.error().message;
 }
 
 TEST(NormalThresholdTest, BonferroniThresholdsMatchStatisticsMd) {
   // statistics.md 5.3: z* = 3.29 (alpha 1e-3, m = 1), 5.16 (alpha 1e-3, m = 4096), 6.33 (alpha 1e-6, m = 4096).
-  EXPECT_NEAR(BonferroniTwoSidedZThreshold(1e-3, 1).value, 3.2905, 1e-3);
-  EXPECT_NEAR(BonferroniTwoSidedZThreshold(1e-3, 4096).value, 5.16, 5e-3);
-  EXPECT_NEAR(BonferroniTwoSidedZThreshold(1e-6, 4096).value, 6.33, 5e-3);
+  const auto z1 = BonferroniTwoSidedZThreshold(1e-3, 1);
+  const auto z4096 = BonferroniTwoSidedZThreshold(1e-3, 4096);
+  const auto z4096_1e6 = BonferroniTwoSidedZThreshold(1e-6, 4096);
+  ASSERT_TRUE(z1.ok()) << z1.error().message;
+  ASSERT_TRUE(z4096.ok()) << z4096.error().message;
+  ASSERT_TRUE(z4096_1e6.ok()) << z4096_1e6.error().message;
+  EXPECT_NEAR(*z1, 3.2905, 1e-3);
+  EXPECT_NEAR(*z4096, 5.16, 5e-3);
+  EXPECT_NEAR(*z4096_1e6, 6.33, 5e-3);
   // Printed normal table: z_{0.025} = 1.960, z_{0.005} = 2.576.
-  EXPECT_NEAR(NormalUpperQuantile(0.025).value, 1.95996, 1e-5);
-  EXPECT_NEAR(NormalUpperQuantile(0.005).value, 2.57583, 1e-5);
+  const auto q025 = NormalUpperQuantile(0.025);
+  const auto q005 = NormalUpperQuantile(0.005);
+  ASSERT_TRUE(q025.ok()) << q025.error().message;
+  ASSERT_TRUE(q005.ok()) << q005.error().message;
+  EXPECT_NEAR(*q025, 1.95996, 1e-5);
+  EXPECT_NEAR(*q005, 2.57583, 1e-5);
   EXPECT_NEAR(NormalTwoSidedPValue(1.959964), 0.05, 1e-6);
   EXPECT_NEAR(NormalTwoSidedPValue(-1.959964), 0.05, 1e-6);
   EXPECT_FALSE(BonferroniTwoSidedZThreshold(1e-3, 0).ok());

@@ -4,6 +4,7 @@
 #include "samplecheck/stats/power.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -31,50 +32,66 @@ double PrintedTolerance(double v) { return 0.0065 * v; }
 
 TEST(PlanDrawsTest, MatchesStatisticsMdTableAtAlpha1e6) {
   for (const auto& row : kTable) {
-    const DrawPlan plan = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, row.cells);
-    ASSERT_TRUE(plan.ok()) << plan.error;
-    EXPECT_NEAR(plan.noncentrality, row.lambda_1e6, PrintedTolerance(row.lambda_1e6)) << row.cells << " cells";
-    EXPECT_NEAR(plan.draws, row.draws_1e6, PrintedTolerance(row.draws_1e6)) << row.cells << " cells";
+    const Result<DrawPlan> plan = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, row.cells);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_NEAR(plan->noncentrality, row.lambda_1e6, PrintedTolerance(row.lambda_1e6)) << row.cells << " cells";
+    EXPECT_NEAR(plan->draws, row.draws_1e6, PrintedTolerance(row.draws_1e6)) << row.cells << " cells";
   }
 }
 
 TEST(PlanDrawsTest, MatchesStatisticsMdTableAtAlpha1e3) {
   for (const auto& row : kTable) {
-    const DrawPlan plan = PlanDrawsForTotalVariation(1e-3, 1e-3, 0.99, row.cells);
-    ASSERT_TRUE(plan.ok()) << plan.error;
-    EXPECT_NEAR(plan.noncentrality, row.lambda_1e3, PrintedTolerance(row.lambda_1e3)) << row.cells << " cells";
+    const Result<DrawPlan> plan = PlanDrawsForTotalVariation(1e-3, 1e-3, 0.99, row.cells);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_NEAR(plan->noncentrality, row.lambda_1e3, PrintedTolerance(row.lambda_1e3)) << row.cells << " cells";
     // 7.9e6 and 7.5e8 carry 2 figures.
-    EXPECT_NEAR(plan.draws, row.draws_1e3, 0.007 * row.draws_1e3) << row.cells << " cells";
+    EXPECT_NEAR(plan->draws, row.draws_1e3, 0.007 * row.draws_1e3) << row.cells << " cells";
   }
 }
 
 TEST(PlanDrawsTest, HeadlineNumbersOfTheIssue) {
   // About 1.30e7 draws for 2 bins, 2.02e7 for 16, 9.09e7 for 1024 (TV 1e-3, power 0.99, alpha 1e-6).
-  EXPECT_NEAR(PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 2).draws, 1.30e7, 0.005e7);
-  EXPECT_NEAR(PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 16).draws, 2.02e7, 0.005e7);
-  EXPECT_NEAR(PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 1024).draws, 9.09e7, 0.005e7);
+  const Result<DrawPlan> two = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 2);
+  const Result<DrawPlan> sixteen = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 16);
+  const Result<DrawPlan> k1024 = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 1024);
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  ASSERT_TRUE(sixteen.ok()) << sixteen.error().message;
+  ASSERT_TRUE(k1024.ok()) << k1024.error().message;
+  EXPECT_NEAR(two->draws, 1.30e7, 0.005e7);
+  EXPECT_NEAR(sixteen->draws, 2.02e7, 0.005e7);
+  EXPECT_NEAR(k1024->draws, 9.09e7, 0.005e7);
 }
 
 TEST(PlanDrawsTest, OtherAlternativesOfStatisticsMd53) {
   // dof 1, alpha 1e-6, power 0.99: lambda = 52.1. Dropped token p = 1e-3 -> N ~ 5.2e4; +1% on p = 0.01 -> 5.2e7.
-  EXPECT_NEAR(PlanDrawsForDivergence(1e-3, 1e-6, 0.99, 2).draws, 5.21e4, 0.01 * 5.21e4);
-  EXPECT_NEAR(PlanDrawsForDivergence(1e-6, 1e-6, 0.99, 2).draws, 5.21e7, 0.01 * 5.21e7);
+  const Result<DrawPlan> dropped = PlanDrawsForDivergence(1e-3, 1e-6, 0.99, 2);
+  const Result<DrawPlan> one_percent = PlanDrawsForDivergence(1e-6, 1e-6, 0.99, 2);
+  ASSERT_TRUE(dropped.ok()) << dropped.error().message;
+  ASSERT_TRUE(one_percent.ok()) << one_percent.error().message;
+  EXPECT_NEAR(dropped->draws, 5.21e4, 0.01 * 5.21e4);
+  EXPECT_NEAR(one_percent->draws, 5.21e7, 0.01 * 5.21e7);
 }
 
 TEST(PowerOfRunTest, InvertsThePlan) {
   for (std::uint64_t cells : {2u, 16u, 256u, 1024u}) {
     for (double power : {0.5, 0.9, 0.99}) {
-      const DrawPlan plan = PlanDrawsForTotalVariation(1e-3, 1e-6, power, cells);
-      ASSERT_TRUE(plan.ok()) << plan.error;
-      const auto achieved = PowerOfRunForTotalVariation(1e-3, 1e-6, cells, plan.draws);
-      ASSERT_TRUE(achieved.ok()) << achieved.error;
-      EXPECT_NEAR(achieved.value, power, 1e-6) << cells << " cells";
+      const Result<DrawPlan> plan = PlanDrawsForTotalVariation(1e-3, 1e-6, power, cells);
+      ASSERT_TRUE(plan.ok()) << plan.error().message;
+      const auto achieved = PowerOfRunForTotalVariation(1e-3, 1e-6, cells, plan->draws);
+      ASSERT_TRUE(achieved.ok()) << achieved.error().message;
+      EXPECT_NEAR(*achieved, power, 1e-6) << cells << " cells";
     }
   }
   // Power grows with draws; a run of half the planned size has much less power.
-  const double n = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 16).draws;
-  EXPECT_LT(PowerOfRunForTotalVariation(1e-3, 1e-6, 16, n / 2).value, 0.7);
-  EXPECT_GT(PowerOfRunForTotalVariation(1e-3, 1e-6, 16, n * 2).value, 0.9999);
+  const Result<DrawPlan> plan16 = PlanDrawsForTotalVariation(1e-3, 1e-6, 0.99, 16);
+  ASSERT_TRUE(plan16.ok()) << plan16.error().message;
+  const double n = plan16->draws;
+  const auto half = PowerOfRunForTotalVariation(1e-3, 1e-6, 16, n / 2);
+  const auto twice = PowerOfRunForTotalVariation(1e-3, 1e-6, 16, n * 2);
+  ASSERT_TRUE(half.ok()) << half.error().message;
+  ASSERT_TRUE(twice.ok()) << twice.error().message;
+  EXPECT_LT(*half, 0.7);
+  EXPECT_GT(*twice, 0.9999);
 }
 
 TEST(DivergenceTest, WorstCaseShiftHasDivergenceFourTvSquared) {
@@ -84,22 +101,28 @@ TEST(DivergenceTest, WorstCaseShiftHasDivergenceFourTvSquared) {
   std::vector<double> p1 = p0;
   for (int i = 0; i < 3; ++i) p1[static_cast<std::size_t>(i)] *= 1 + 2 * d;
   for (int i = 3; i < 5; ++i) p1[static_cast<std::size_t>(i)] *= 1 - 2 * d;
-  EXPECT_NEAR(TotalVariation(p0, p1).value, d, 1e-15);
-  EXPECT_NEAR(ChiSquareDivergence(p0, p1).value, 4 * d * d, 1e-15);
+  const auto tv = TotalVariation(p0, p1);
+  const auto chi2 = ChiSquareDivergence(p0, p1);
+  ASSERT_TRUE(tv.ok()) << tv.error().message;
+  ASSERT_TRUE(chi2.ok()) << chi2.error().message;
+  EXPECT_NEAR(*tv, d, 1e-15);
+  EXPECT_NEAR(*chi2, 4 * d * d, 1e-15);
   EXPECT_DOUBLE_EQ(WorstCaseDivergenceForTotalVariation(d), 4 * d * d);
   // Mass on a p0 = 0 cell is a support leak, not a divergence.
   const auto leak = ChiSquareDivergence(std::vector<double>{0.5, 0.5, 0.0}, std::vector<double>{0.5, 0.4, 0.1});
-  EXPECT_FALSE(leak.ok());
-  EXPECT_NE(leak.error.find("support leak"), std::string::npos) << leak.error;
+  ASSERT_FALSE(leak.ok());
+  EXPECT_NE(leak.error().message.find("support leak"), std::string::npos) << leak.error().message;
 }
 
 TEST(PlanDrawsTest, InvalidValuesNameTheValueAndRange) {
-  EXPECT_NE(PlanDrawsForTotalVariation(0.0, 1e-6, 0.99, 2).error.find("tv = 0"), std::string::npos);
-  EXPECT_NE(PlanDrawsForTotalVariation(0.7, 1e-6, 0.99, 2).error.find("(0, 0.5]"), std::string::npos);
-  EXPECT_NE(PlanDrawsForTotalVariation(1e-3, 0.0, 0.99, 2).error.find("alpha = 0"), std::string::npos);
-  EXPECT_NE(PlanDrawsForTotalVariation(1e-3, 0.01, 0.005, 2).error.find("power = 0.005"), std::string::npos);
-  EXPECT_NE(PlanDrawsForTotalVariation(1e-3, 0.01, 1.0, 2).error.find("power = 1"), std::string::npos);
-  EXPECT_NE(PlanDrawsForTotalVariation(1e-3, 0.01, 0.9, 1).error.find("cells = 1"), std::string::npos);
+  // The error message of an invalid plan ("" when the plan is unexpectedly valid, which fails the search below).
+  auto error_of = [](const Result<DrawPlan>& plan) { return plan.ok() ? std::string() : plan.error().message; };
+  EXPECT_NE(error_of(PlanDrawsForTotalVariation(0.0, 1e-6, 0.99, 2)).find("tv = 0"), std::string::npos);
+  EXPECT_NE(error_of(PlanDrawsForTotalVariation(0.7, 1e-6, 0.99, 2)).find("(0, 0.5]"), std::string::npos);
+  EXPECT_NE(error_of(PlanDrawsForTotalVariation(1e-3, 0.0, 0.99, 2)).find("alpha = 0"), std::string::npos);
+  EXPECT_NE(error_of(PlanDrawsForTotalVariation(1e-3, 0.01, 0.005, 2)).find("power = 0.005"), std::string::npos);
+  EXPECT_NE(error_of(PlanDrawsForTotalVariation(1e-3, 0.01, 1.0, 2)).find("power = 1"), std::string::npos);
+  EXPECT_NE(error_of(PlanDrawsForTotalVariation(1e-3, 0.01, 0.9, 1)).find("cells = 1"), std::string::npos);
   EXPECT_FALSE(PowerOfRun(4e-6, 1e-6, 16, 0.0).ok());
   EXPECT_FALSE(PowerOfRun(4e-6, 1e-6, 16, NAN).ok());
 }

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/harness/sampler.h"
-#include "samplecheck/reference/error.h"
+#include "samplecheck/samplers/sampler.h"
+#include "samplecheck/core/error.h"
 #include "samplecheck/reference/profile.h"
 
 namespace samplecheck::properties {

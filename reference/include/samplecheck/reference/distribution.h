@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "samplecheck/reference/error.h"
+#include "samplecheck/core/error.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/reference/profile.h"

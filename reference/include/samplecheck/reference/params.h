@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "samplecheck/reference/error.h"
+#include "samplecheck/core/error.h"
 
 namespace samplecheck {
 

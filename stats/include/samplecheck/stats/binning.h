@@ -1,6 +1,3 @@
-#ifndef SAMPLECHECK_STATS_BINNING_H_
-#define SAMPLECHECK_STATS_BINNING_H_
-
 // Binning of a token distribution into cells for chi-square tests.
 //
 // Cells are decided from the expected probabilities p0 and the planned draw count N only, never from observed
@@ -20,11 +17,14 @@
 // violations, counted apart and never folded into a p-value (the Pyro bug: an infinite p-value that passed).
 //
 // Sizes: V up to 2^20 tokens and N up to ~1e12 draws; masses are accumulated in long double.
+#pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "samplecheck/core/error.h"
 
 namespace samplecheck::stats {
 
@@ -77,17 +77,14 @@ struct BinningPlan {
   Binning head;
   Binning tail;
   Binning hash;
-  std::string error;  // empty when the plan is valid
-
-  bool ok() const noexcept { return error.empty(); }
   // The usable binnings (head, tail, hash in that order). Test them together with Bonferroni or Holm over
   // this count (statistics.md 5.6: m = 3).
   std::vector<const Binning*> UsableBinnings() const;
 };
 
 // Builds the three binnings from p0 (any non-negative finite weights with a positive sum; normalized here) and
-// the planned draw count N (> 0). Invalid input gives a plan whose `error` names the value and allowed range.
-BinningPlan PlanBinnings(std::span<const double> p0, double planned_draws, const BinningOptions& options = {});
+// the planned draw count N (> 0). Invalid input is kInvalidArgument naming the value and allowed range.
+Result<BinningPlan> PlanBinnings(std::span<const double> p0, double planned_draws, const BinningOptions& options = {});
 
 // The hash bucket of a token id (bits of splitmix64(id ^ seed)), in [0, buckets).
 std::uint32_t HashBucketOfToken(std::uint32_t token, std::uint64_t seed, std::uint32_t buckets);
@@ -106,11 +103,7 @@ struct BinnedCounts {
   std::vector<std::uint64_t> observed;  // per cell
   std::uint64_t in_support = 0;         // sum of observed
   std::uint64_t forbidden = 0;          // draws of p0 == 0 tokens: support violations, never in `observed`
-  std::string error;
-  bool ok() const noexcept { return error.empty(); }
 };
-BinnedCounts BinCounts(const Binning& binning, std::span<const std::uint64_t> token_counts);
+Result<BinnedCounts> BinCounts(const Binning& binning, std::span<const std::uint64_t> token_counts);
 
 }  // namespace samplecheck::stats
-
-#endif  // SAMPLECHECK_STATS_BINNING_H_

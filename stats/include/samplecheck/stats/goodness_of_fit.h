@@ -1,6 +1,3 @@
-#ifndef SAMPLECHECK_STATS_GOODNESS_OF_FIT_H_
-#define SAMPLECHECK_STATS_GOODNESS_OF_FIT_H_
-
 // One-sample goodness of fit of binned counts against fully specified cell probabilities.
 //
 // Pearson X^2 = sum (O - E)^2 / E with E = n p (n = draws in cells of positive probability) is the gate
@@ -14,12 +11,15 @@
 // Cells of probability 0 are the forbidden cell: a draw there is a support violation, counted in
 // `support_violations` and never folded into the statistic or the p-value (a zero-expected cell must not turn
 // into an infinite statistic or NaN p-value, the Pyro bug). Passes() fails on any support violation.
+#pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "samplecheck/core/error.h"
 
 namespace samplecheck::stats {
 
@@ -30,18 +30,15 @@ struct GoodnessOfFit {
   std::uint64_t draws = 0;               // n: observed draws in positive-probability cells
   double min_expected = 0.0;             // least n * p over positive-probability cells
   std::uint64_t support_violations = 0;  // observed draws in zero-probability cells
-  std::string error;                     // empty when valid
-
-  bool ok() const noexcept { return error.empty(); }
   // The gate: valid, no support violation, and p_value >= alpha.
-  bool Passes(double alpha) const noexcept { return ok() && support_violations == 0 && p_value >= alpha; }
+  bool Passes(double alpha) const noexcept { return support_violations == 0 && p_value >= alpha; }
 };
 
 // `probabilities` are non-negative finite weights, normalized here by their sum; at least two must be positive.
 // observed.size() must equal probabilities.size(); the counts of the positive-probability cells, and those of the
 // zero-probability cells, must each sum to at most 2^64 - 1 (else an error: the draw total would wrap).
-GoodnessOfFit PearsonChiSquareTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities);
-GoodnessOfFit GTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities);
+Result<GoodnessOfFit> PearsonChiSquareTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities);
+Result<GoodnessOfFit> GTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities);
 
 // Per-cell standardized (Pearson) residuals (O - E) / sqrt(E), E = n p; 0 for cells of probability 0 (their
 // draws are support violations, reported by the tests above). Empty when the inputs are invalid.
@@ -70,16 +67,11 @@ struct MaxAbsZ {
   std::uint64_t m = 0;           // cells compared
   double alpha = 0.0;
   double p_value = 1.0;          // Bonferroni-adjusted: min(1, m * min t_i)
-  std::string error;
-
-  bool ok() const noexcept { return error.empty(); }
-  bool Passes() const noexcept { return ok() && p_value >= alpha; }
+  bool Passes() const noexcept { return p_value >= alpha; }
 };
 // The counts must sum to at most 2^64 - 1 (as for PearsonChiSquareTest); a binomial tail that Boost.Math cannot
 // evaluate is an error naming the cell, never an exception.
-MaxAbsZ MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
+Result<MaxAbsZ> MaxAbsZTest(std::span<const std::uint64_t> observed, std::span<const double> probabilities,
                     std::span<const std::size_t> cells, double alpha);
 
 }  // namespace samplecheck::stats
-
-#endif  // SAMPLECHECK_STATS_GOODNESS_OF_FIT_H_

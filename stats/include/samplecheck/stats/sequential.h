@@ -1,6 +1,3 @@
-#ifndef SAMPLECHECK_STATS_SEQUENTIAL_H_
-#define SAMPLECHECK_STATS_SEQUENTIAL_H_
-
 // Anytime-valid sequential test of "draws ~ p0 over K coarse cells" (statistics.md 5.7): an e-process that
 // may stop a long campaign early when the evidence against the null is already overwhelming.
 //
@@ -22,13 +19,14 @@
 //               e-process does not stop.
 //   assumption: independent draws with the same distribution; cells fixed in advance; every p0 cell > 0
 //               (forbidden tokens are a separate hard check, support.h).
+#pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "samplecheck/stats/checked.h"
+#include "samplecheck/core/error.h"
 
 namespace samplecheck::stats {
 
@@ -38,15 +36,15 @@ enum class Update : std::uint8_t { kPerDraw, kPerBatch };
 class EProcess {
  public:
   // p0: cell probabilities (normalized here; every one > 0, at least two cells); alpha in (0, 1).
-  static Checked<EProcess> Create(std::span<const double> p0, double alpha,
+  static Result<EProcess> Create(std::span<const double> p0, double alpha,
                                   Estimator estimator = Estimator::kKrichevskyTrofimov,
                                   Update update = Update::kPerDraw);
 
   EProcess() = default;
 
-  // Absorbs one batch of counts per cell (size K). Returns "" or an error naming the bad input; a rejected
+  // Absorbs one batch of counts per cell (size K). Returns Ok or an error naming the bad input; a rejected
   // process keeps its verdict (it stays rejected) but still accumulates.
-  std::string Observe(std::span<const std::uint64_t> batch_counts);
+  Status Observe(std::span<const std::uint64_t> batch_counts);
 
   double log_e_value() const noexcept { return log_e_; }      // ln E_n
   double log_threshold() const noexcept { return log_threshold_; }  // ln(1 / alpha)
@@ -75,5 +73,3 @@ class EProcess {
 };
 
 }  // namespace samplecheck::stats
-
-#endif  // SAMPLECHECK_STATS_SEQUENTIAL_H_

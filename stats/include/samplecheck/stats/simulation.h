@@ -1,6 +1,3 @@
-#ifndef SAMPLECHECK_STATS_SIMULATION_H_
-#define SAMPLECHECK_STATS_SIMULATION_H_
-
 // Deterministic random variates for simulations (calibration tests, Monte-Carlo p-values).
 //
 // std::*_distribution differ between standard libraries, so a seeded simulation would give different numbers
@@ -12,6 +9,7 @@
 // statistic U_(i) ~ Beta(i, n + 1 - i), i = n / 2 + 1 (Devroye, "Non-Uniform Random Variate Generation",
 // ch. X): O(log n) beta variates, so n up to 1e12 is cheap. Beta from two Marsaglia-Tsang gammas.
 // Multinomial: sequential conditional binomials.
+#pragma once
 
 #include <cstdint>
 #include <random>
@@ -43,5 +41,3 @@ std::vector<std::uint64_t> MultinomialVariate(std::mt19937_64& rng, std::uint64_
                                               std::span<const double> probabilities);
 
 }  // namespace samplecheck::stats
-
-#endif  // SAMPLECHECK_STATS_SIMULATION_H_

@@ -1,6 +1,3 @@
-#ifndef SAMPLECHECK_STATS_TOKEN_CHECK_H_
-#define SAMPLECHECK_STATS_TOKEN_CHECK_H_
-
 // The full one-sample check of a token histogram against a BinningPlan (statistics.md 0 and 5.6): two gates.
 //   1. Support: any draw of a forbidden token (p0 == 0) fails, with no statistics.
 //   2. Goodness of fit: Pearson X^2 on each usable binning (head, tail, hash) plus the max-|z| test over the head
@@ -9,6 +6,7 @@
 //   power:      per binning as power.h with alpha / m (Holm is at least as powerful as Bonferroni).
 //   assumption: independent draws; the plan was built for (about) this many draws, so every cell has E >= 10
 //               (min_expected per binning is reported for the caller to check when the draw count differs).
+#pragma once
 
 #include <cstdint>
 #include <span>
@@ -18,6 +16,8 @@
 #include "samplecheck/stats/binning.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 #include "samplecheck/stats/multiple_testing.h"
+
+#include "samplecheck/core/error.h"
 
 namespace samplecheck::stats {
 
@@ -36,13 +36,8 @@ struct TokenCheck {
   MultipleTestingDecision holm;
   double alpha = 0.0;
   bool passed = false;  // no support violation and no Holm rejection
-  std::string error;
-
-  bool ok() const noexcept { return error.empty(); }
 };
 
-TokenCheck CheckTokenCounts(const BinningPlan& plan, std::span<const std::uint64_t> token_counts, double alpha);
+Result<TokenCheck> CheckTokenCounts(const BinningPlan& plan, std::span<const std::uint64_t> token_counts, double alpha);
 
 }  // namespace samplecheck::stats
-
-#endif  // SAMPLECHECK_STATS_TOKEN_CHECK_H_

@@ -1,6 +1,3 @@
-#ifndef SAMPLECHECK_STATS_TWO_SAMPLE_H_
-#define SAMPLECHECK_STATS_TWO_SAMPLE_H_
-
 // Two-sample chi-square on identical bins, for A/B of two samplers or two versions of one kernel
 // (statistics.md 5.8, NIST Dataplot chi2samp):
 //   X^2 = sum (K1 R_i - K2 S_i)^2 / (R_i + S_i),  K1 = sqrt(N_S / N_R),  K2 = sqrt(N_R / N_S),
@@ -12,12 +9,15 @@
 //   assumption: both arms binned identically, bins fixed in advance (from p0), pooled counts R_i + S_i >= 10
 //               (min_pooled is reported); independent draws.
 // A/B detects regressions between the arms; it does not replace the one-sample test against the exact reference.
+#pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 
 #include "samplecheck/stats/power.h"
+
+#include "samplecheck/core/error.h"
 
 namespace samplecheck::stats {
 
@@ -30,19 +30,14 @@ struct TwoSample {
   std::uint64_t nonempty_bins = 0;
   std::uint64_t min_pooled = 0;   // least R_i + S_i over non-empty bins
   double effective_draws = 0.0;   // N_R N_S / (N_R + N_S)
-  std::string error;
-
-  bool ok() const noexcept { return error.empty(); }
-  bool Passes(double alpha) const noexcept { return ok() && p_value >= alpha; }
+  bool Passes(double alpha) const noexcept { return p_value >= alpha; }
 };
 
 // r.size() == s.size(); both arms need at least one draw and at least two bins must be non-empty.
-TwoSample TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<const std::uint64_t> s);
+Result<TwoSample> TwoSampleChiSquareTest(std::span<const std::uint64_t> r, std::span<const std::uint64_t> s);
 
 // Draws per arm (equal arms) to detect chi2(p1 || p0) = divergence between the arms' distributions: twice the
 // one-sample plan. The returned plan's `draws` is per arm.
-DrawPlan PlanTwoSampleDrawsPerArm(double divergence, double alpha, double power, std::uint64_t cells);
+Result<DrawPlan> PlanTwoSampleDrawsPerArm(double divergence, double alpha, double power, std::uint64_t cells);
 
 }  // namespace samplecheck::stats
-
-#endif  // SAMPLECHECK_STATS_TWO_SAMPLE_H_

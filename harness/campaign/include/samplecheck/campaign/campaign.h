@@ -1,0 +1,98 @@
+// Campaigns: run every case of a suite against a sampler and judge it against the exact reference.
+//
+// One case, step by step (docs/campaigns.md has the reasoning):
+//   1. the row: MakeRow(row spec, row seed); the reference: ComputeDistribution(row, params, judged profile).
+//      Params invalid under the judged profile: the case is skipped (reported). Ambiguous tokens: the row is
+//      jittered and the reference recomputed (AmbiguousAction::kPerturb), else the draws are judged conditioned on
+//      the unambiguous tokens (kCondition), or the case is skipped (kSkip); a case is never judged on a decision
+//      that fp32 arithmetic could flip.
+//   2. the draws: PlanDrawsForTotalVariation(tv, alpha_per_test, power, cells of the head binning), clamped to
+//      [min_draws, max_draws]; alpha_per_test = campaign alpha / (cases x 4 tests). The achieved power at the
+//      final draw count is reported, honestly below the target when the cap binds.
+//   3. the binnings: head / tail / hash from p0 and the draw count only (stats::PlanBinnings), never from counts.
+//   4. the checks: support violations (draws on tokens of p0 = 0, invalid tokens) fail the case outright, apart
+//      from any p-value; Pearson X^2 on each usable binning (G reported beside it); max-|z| over the head tokens.
+//      The case's p-value is Bonferroni over its tests; the campaign applies Holm over the cases at alpha.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "samplecheck/campaign/progress.h"
+#include "samplecheck/campaign/result.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/samplers/sampler.h"
+#include "samplecheck/reference/distribution.h"
+#include "samplecheck/reference/profile.h"
+#include "samplecheck/stats/binning.h"
+
+namespace samplecheck::harness {
+
+// Tests per case assumed by the planner's alpha split: head, tail, hash Pearson and the head max-|z|.
+inline constexpr uint32_t kPlannedTestsPerCase = 4;
+
+struct CampaignOptions {
+  std::string sampler_spec = "exact";
+  std::string profile;                  // judged profile; "" = the suite's, else the sampler's, else vllm
+  std::optional<uint64_t> seed;         // overrides the suite's
+  std::optional<uint64_t> draw_seed;    // seeds the sampler only (default: the campaign seed): same rows,
+                                        // independent draws, for A/B against a baseline of the same seed
+  std::optional<double> tv;             // overrides the suite's detectable TV
+  std::optional<uint64_t> max_draws;    // overrides the suite's cap (and each case's)
+  unsigned jobs = 0;                    // parallel cases; 0 = one per core for samplers whose instances may run in
+                                        // parallel (Capabilities::parallel_instances: exact, CPU mutants), else 1
+  Progress::Mode progress = Progress::Mode::kAuto;
+  std::string command_line;
+  std::string version;                  // samplecheck version for the report
+};
+
+// A case ready to draw: its row (perturbed if needed), reference and plan. Built before any draw so that input
+// errors (unreadable .npy, invalid row) stop the campaign with exit 2 before it starts.
+struct PreparedCase {
+  CaseResult result;                    // identity, plan and (when skipped) status and reason
+  std::vector<float> row;
+  std::vector<double> p0;               // dense reference probabilities (0 on excluded tokens)
+  std::vector<int32_t> excluded;        // ambiguous tokens set apart when the case is conditioned
+  stats::BinningPlan binning;
+  bool skip = false;
+};
+
+struct CaseBudget {
+  double alpha_per_test = 1e-6;
+  double tv = 1e-3;
+  double power = 0.99;
+  uint64_t min_draws = 100000;
+  uint64_t max_draws = uint64_t{1} << 24;
+  AmbiguousAction ambiguous = AmbiguousAction::kPerturb;
+};
+
+// The deterministic seed of a case: splitmix of the campaign seed and the case name (stable when cases are added).
+uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name);
+
+// Steps 1-3 for one case. Errors are input errors (the row cannot be built or the reference cannot be computed).
+// case_seed makes the row (and its perturbation); draw_case_seed the sampler's seed.
+Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, uint64_t case_seed,
+                                 uint64_t draw_case_seed, const CaseBudget& budget);
+
+// Step 4 given the token histogram (size V), the invalid draws and the sampler's error ("" when none): runs every
+// check of checks.h on the case. The case's status is set by ApplyCampaignVerdict (Holm needs every case); a check
+// that breaks an invariant makes the case an error.
+void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram, uint64_t invalid_draws,
+                  const std::string& sampler_error = "");
+
+// The whole campaign. Errors: unknown sampler or profile (kInvalidArgument), a sampler that fails to load
+// (kPlugin / kUnsupported), a bad row or .npy (kIo / kParse / kInvalidArgument): the CLI exits 2 on all of them.
+// A sampler that fails while drawing is not an error here: its cases fail.
+Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options);
+
+// Environment of the report: hostname, OS, CPU; the GPU from nvidia-smi (nullopt without one); the git revision
+// of the source tree samplecheck was built from (nullopt when git or the tree is absent).
+MachineInfo DetectMachine();
+std::optional<std::string> DetectGpu();
+std::optional<std::string> DetectGitRevision();
+std::string NowIso8601();
+
+}  // namespace samplecheck::harness

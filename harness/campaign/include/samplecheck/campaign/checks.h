@@ -1,0 +1,102 @@
+// The checks a campaign runs on every case, as objects. A check judges the evidence of a finished case, writes its
+// own fields into the case (CaseResult::checks, written to the report under ReportKeys()), and reads its outcomes
+// back from those fields (CheckOutcome: a hard failure, or a p-value for the case's Bonferroni family). The
+// verdict, the text summary, the HTML report and the mutation score read the outcomes generically, so a new check
+// is its stats/ code, one entry in CaseChecks() (src/checks.cpp), its test and its line in docs/statistics.md.
+//
+// The checks, in order (docs/statistics.md states each one's alpha, power and assumption):
+//   support    hard: a draw of a token the reference gives probability 0, or an invalid token, fails the case;
+//              a sampler that fails while drawing fails it too. Alpha 0; a leak of mass delta is seen with
+//              probability 1 - (1 - delta)^N.
+//   pearson    Pearson X^2 on each usable binning (head, tail, hash; cells from p0 and N only, each E >= 10),
+//              G reported beside it. One p-value per binning.
+//   max-abs-z  the most extreme head token by its exact binomial tail, Bonferroni over the head tokens; the largest
+//              standardized residuals are reported. One p-value.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "samplecheck/campaign/result.h"
+#include "samplecheck/core/error.h"
+#include "samplecheck/stats/binning.h"
+
+namespace samplecheck::harness {
+
+// What a check sees of a finished case.
+struct CaseEvidence {
+  const CaseResult& planned;            // the case as planned: draws, alpha_plan, tv
+  std::span<const double> p0;           // the reference probabilities judged (0 outside the kept set)
+  const stats::BinningPlan& binning;    // head / tail / hash binnings, from p0 and the draw count only
+  std::span<const uint64_t> histogram;  // draws per token (ambiguous tokens set apart when conditioned)
+  uint64_t invalid_draws = 0;           // draws that returned an invalid token
+  std::string_view sampler_error;       // the sampler failed while drawing ("" when it did not)
+};
+
+class CaseCheck {
+ public:
+  virtual ~CaseCheck() = default;
+
+  virtual std::string_view Name() const = 0;
+  // One line: what it tests, its alpha, its power, its assumption (`samplecheck list --checks`).
+  virtual std::string_view Summary() const = 0;
+  // The keys of the report's case object that hold this check's fields (docs/report-format.md).
+  virtual std::vector<std::string> ReportKeys() const = 0;
+  // Judges the evidence; returns this check's fields: an object with exactly the keys ReportKeys().
+  virtual nlohmann::json Evaluate(const CaseEvidence& evidence) const = 0;
+  // What the fields conclude for the case `c` (its plan: draws, alpha_plan). kParse when the fields are malformed
+  // (a hand-edited or truncated report).
+  virtual Result<std::vector<CheckOutcome>> Outcomes(const nlohmann::json& fields, const CaseResult& c) const = 0;
+};
+
+// Every check of a campaign case, in evaluation order.
+const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks();
+const CaseCheck* FindCaseCheck(std::string_view name);
+
+// Runs every check on the evidence: fills result.checks and result.outcomes. (tests, p_value and the status are
+// set by ApplyCampaignVerdict, which needs every case.) kInternal when a check breaks an invariant of the campaign
+// (a histogram of the wrong size): the case is an error, never a crash.
+Status RunCaseChecks(const CaseEvidence& evidence, CaseResult& result);
+// Reads the checks' fields of a stored case (its report object) into result.checks and result.outcomes. kParse
+// naming the check and key when a check's fields are missing or malformed.
+Status ReadCaseChecks(const nlohmann::json& case_object, CaseResult& result);
+
+// Typed views of the fields of the built-in checks, for readers that need more than the outcomes (the A/B test of
+// `gate --baseline`, the HTML charts). Empty / defaults when the case has no such fields.
+struct StoredBinning {  // one entry of the pearson check's "binnings"
+  std::string name;                // "head", "tail", "hash"
+  std::vector<double> expected;    // p0 mass per cell (sums to 1)
+  std::vector<uint64_t> observed;  // draws per cell
+  std::vector<int32_t> cell_token; // head binning: the token of each single-token cell, -1 for the rest cell
+  double pearson = 0.0, pearson_p = 1.0, g = 0.0, g_p = 1.0, min_expected = 0.0;
+  uint64_t dof = 0;
+};
+std::vector<StoredBinning> StoredBinnings(const CaseResult& c);
+
+struct StoredResidual {  // one entry of the max-abs-z check's "top_residuals"
+  int32_t token = 0;
+  uint64_t observed = 0;
+  double expected = 0.0;  // N * p0
+  double z = 0.0;         // (O - E) / sqrt(E (1 - p0))
+};
+struct StoredMaxAbsZ {
+  double value = 0.0;      // |z| of the most extreme head token
+  int32_t token = -1;      // -1: the test did not run
+  double threshold = 0.0;  // z*, the normal-equivalent Bonferroni threshold
+  double p_value = 1.0;    // Bonferroni-adjusted
+  std::vector<StoredResidual> top_residuals;
+};
+StoredMaxAbsZ StoredMaxAbsZTest(const CaseResult& c);
+
+// JSON numbers that JSON cannot hold (inf, NaN) are written as the strings "inf", "-inf", "nan", so a report
+// always round-trips; ReadJsonNumber accepts both forms and throws nlohmann::json::type_error otherwise.
+nlohmann::json JsonNumber(double value);
+double ReadJsonNumber(const nlohmann::json& j);
+
+}  // namespace samplecheck::harness

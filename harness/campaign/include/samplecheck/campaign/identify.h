@@ -1,0 +1,69 @@
+// identify: which semantics profiles a sampler's draws are consistent with. The sampler draws once per probe;
+// every profile then judges the same draws, so the evidence is comparable across profiles.
+//
+// Probes (docs/campaigns.md): the discriminating vectors V1-V5 of semantics.md 1.6 (filter order, joint vs
+// top_k_first, strict vs non-strict top-p, truncated-CDF nucleus, ties at the top-k / top-p boundary) and
+// sentinel parameters (top_k = 0, top_p = 0, T = 0, T = 5e-6 on a tied row, top_k = 1 on a tied row) whose
+// validity or greedy meaning differs between profiles.
+// A probe is consistent with a profile when: both reject the params; or the sampler draws only kept tokens and
+// Pearson X^2 on the head binning does not reject at alpha (default 1e-6 per probe and profile: with ~13 probes
+// x 9 profiles a correct profile is wrongly excluded with probability below 1.2e-4; power: 2^18 draws see a TV of
+// 0.02 between profiles on these small rows with power > 0.999). Where the reference has ambiguous tokens, the
+// profile may keep or drop them: the probe is consistent if any of as-computed / all-in / all-out fits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/core/error.h"
+#include "samplecheck/reference/params.h"
+
+namespace samplecheck::harness {
+
+struct IdentifyOptions {
+  std::string sampler_spec = "exact";
+  std::string sampler_profile = "vllm";  // SamplerOptions::profile for samplers that take one
+  uint64_t draws = uint64_t{1} << 18;   // per probe
+  uint64_t seed = 1;
+  double alpha = 1e-6;                  // per probe and profile
+};
+
+enum class ProbeVerdict { kConsistent, kInconsistent, kUndecided };
+const char* ProbeVerdictName(ProbeVerdict verdict);
+
+struct ProbeEvidence {
+  std::string profile;
+  ProbeVerdict verdict = ProbeVerdict::kUndecided;
+  std::string evidence;  // "X2 = 3.1 (dof 2), p = 0.21", "token 2 drawn 28168x, dropped by this profile", ...
+};
+
+struct Probe {
+  std::string name;
+  std::string purpose;   // what it discriminates
+  RowSpec row;
+  SamplingParams params;
+  bool sampler_rejected = false;
+  std::string sampler_message;      // the sampler's error when it rejected the params
+  std::vector<uint64_t> histogram;  // the sampler's draws
+  std::vector<ProbeEvidence> profiles;
+};
+
+struct IdentifyResult {
+  std::string sampler;
+  std::string claimed_profile;      // the sampler's own claim ("" when none)
+  uint64_t draws = 0;
+  double alpha = 0.0;
+  std::vector<Probe> probes;
+  std::vector<std::string> consistent_profiles;  // no inconsistent probe
+};
+
+// Errors: the sampler cannot be made (unknown spec, plugin load failure).
+Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options);
+std::string FormatIdentify(const IdentifyResult& result);
+nlohmann::json IdentifyToJson(const IdentifyResult& result);
+
+}  // namespace samplecheck::harness

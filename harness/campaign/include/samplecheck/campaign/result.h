@@ -1,0 +1,133 @@
+// What a campaign concludes: one CaseResult per case (identity, plan, the fields of every check, the outcomes the
+// checks read from them, the verdict) and the CampaignReport around them. The report library (report/) writes and
+// reads these as JSON ("samplecheck-report/1", docs/report-format.md) and renders them as text and HTML.
+//
+// The checks of a case are objects (checks.h): each writes its own fields into CaseResult::checks and reads back
+// its outcomes from them, so a stored report is re-judged exactly as the campaign judged it and a new check needs
+// no new field here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/reference/params.h"
+
+namespace samplecheck::harness {
+
+inline constexpr char kReportSchema[] = "samplecheck-report/1";
+
+enum class CaseStatus { kPass, kFail, kSkipped, kError };
+const char* CaseStatusName(CaseStatus status);
+
+// One test of one case, as a check concluded it (checks.h). Read generically by the verdict, the summaries, the
+// HTML report and the mutation score.
+struct CheckOutcome {
+  enum class Kind {
+    kHard,    // a hard check: violations > 0 fails the case, whatever the p-values (support, sampler errors)
+    kPValue,  // a statistical test: p_value joins the case's Bonferroni family, the campaign's Holm over cases
+  };
+  std::string check;             // the check's name: "support", "pearson", "max-abs-z"
+  std::string scope;             // what it looked at: the binning ("head", "tail", "hash"), a token, or ""
+  std::string test;              // one label for tables: "support", "pearson head", "max-|z| token 997"
+  Kind kind = Kind::kPValue;
+  uint64_t violations = 0;       // kHard
+  double p_value = 1.0;          // kPValue
+  double statistic = 0.0;        // the test statistic (X^2, |z|, violation count) for tables
+  std::string finding;           // kHard with violations: the reason text; otherwise a short reading
+  double draws_for_power = 0.0;  // estimated draws at which this test reaches power 0.99 at the case's alpha
+                                 // (0 when the check has no estimate); the mutation score's "needed"
+
+  bool Fails() const { return kind == Kind::kHard && violations > 0; }
+};
+
+struct CaseResult {
+  std::string name;
+  RowSpec row;
+  uint64_t row_seed = 0;
+  SamplingParams params;             // seed/offset: the RNG of the case's first draw
+  std::string profile;               // the judged profile
+
+  CaseStatus status = CaseStatus::kPass;
+  std::string reason;                // why failed / skipped / error; empty on pass
+
+  int64_t vocab = 0;
+  int64_t kept = 0;                  // tokens of positive reference probability
+  bool greedy = false;
+  std::vector<int32_t> ambiguous;    // ambiguous tokens of the unperturbed reference
+  bool perturbed = false;            // the row was jittered (docs/campaigns.md) to clear them
+  uint32_t perturb_attempts = 0;
+  double perturb_scale = 0.0;        // largest jitter added to a logit
+  bool conditioned = false;          // judged on the unambiguous tokens only (AmbiguousAction::kCondition)
+  uint64_t ambiguous_draws = 0;      // draws of ambiguous tokens set apart when conditioned
+
+  double tv = 0.0;                   // detectable TV the draws were planned for
+  double alpha_plan = 0.0;           // per-test alpha the plan assumed (campaign alpha / (cases x tests))
+  uint64_t planned_draws = 0;        // from the power planner (before the cap)
+  uint64_t max_draws = 0;            // the cap
+  uint64_t draws = 0;                // draws made
+  double achieved_power = 0.0;       // power at `tv` of the gate binning at `draws` (worst-case shift)
+
+  // The fields every check wrote, keyed as in the report ("support", "binnings", "max_abs_z", ...), and what the
+  // checks read from them. Empty for a skipped case.
+  nlohmann::json checks = nlohmann::json::object();
+  std::vector<CheckOutcome> outcomes;
+
+  uint32_t tests = 0;                // p-value tests among the outcomes
+  double p_value = 1.0;              // Bonferroni over the case's tests: min(1, tests * min p)
+  double holm_adjusted_p = 1.0;      // Holm over the campaign's judged cases
+  double seconds = 0.0;
+
+  // Sum of the violations of the hard outcomes (support violations, invalid tokens, a sampler error).
+  uint64_t HardViolations() const;
+  // The outcomes of one check (by name), in the order the check gave them.
+  std::vector<const CheckOutcome*> OutcomesOf(const std::string& check) const;
+};
+
+struct MachineInfo {
+  std::string hostname;
+  std::string os;
+  std::string cpu;
+  uint32_t cores = 0;
+};
+
+struct CampaignReport {
+  std::string schema = kReportSchema;
+  std::string samplecheck_version;
+  std::string suite;                 // name
+  std::string suite_source;          // builtin:<name> or the file path
+  std::string sampler;               // Sampler::Name()
+  std::string sampler_spec;          // --sampler as given
+  std::string profile;               // judged profile
+  uint64_t seed = 0;                 // rows and their perturbations
+  uint64_t draw_seed = 0;            // the sampler's seeds (== seed unless --draw-seed)
+  double alpha = 0.0;
+  double tv = 0.0;
+  double power = 0.0;
+  MachineInfo machine;
+  std::optional<std::string> gpu;    // nvidia-smi name and driver, null without a GPU
+  std::optional<std::string> git_revision;
+  std::string started;               // ISO 8601 UTC
+  double seconds = 0.0;
+  std::string command_line;
+  std::vector<CaseResult> cases;
+
+  // "pass" when every judged case passes (skipped cases are reported, never judged), "fail" otherwise.
+  bool Passed() const;
+  size_t Count(CaseStatus status) const;
+};
+
+// tests and p_value of one case from its outcomes: the p-value outcomes, Bonferroni min(1, tests * min p).
+void ComputeCasePValue(CaseResult& c);
+
+// The verdict of every case from its outcomes: tests and p_value (Bonferroni over the p-value outcomes), Holm over
+// the judged cases (not skipped, at least one p-value test) at report.alpha, then each case's status: fail on any
+// failing hard outcome or a Holm rejection. Used by the campaign after the last case and by the gate to recompute
+// the verdict of a stored report.
+void ApplyCampaignVerdict(CampaignReport& report);
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,406 @@
+// The case checks (checks.h). Each check is one class here plus its entry in CaseChecks() at the bottom.
+#include "samplecheck/campaign/checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "samplecheck/stats/goodness_of_fit.h"
+#include "samplecheck/stats/power.h"
+
+namespace samplecheck::harness {
+
+using nlohmann::json;
+
+json JsonNumber(double v) {
+  if (std::isfinite(v)) return v;
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+double ReadJsonNumber(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "inf") return INFINITY;
+    if (s == "-inf") return -INFINITY;
+    if (s == "nan") return NAN;
+  }
+  throw std::runtime_error("expected a number, got " + j.dump());
+}
+
+namespace {
+
+constexpr size_t kTopViolations = 16;
+constexpr size_t kTopResiduals = 10;
+constexpr double kScorePower = 0.99;  // draws_for_power: the draws at which a test reaches this power
+
+CheckOutcome MakeOutcome(std::string check, std::string scope, std::string test, CheckOutcome::Kind kind) {
+  CheckOutcome o;
+  o.check = std::move(check);
+  o.scope = std::move(scope);
+  o.test = std::move(test);
+  o.kind = kind;
+  return o;
+}
+
+// Parses a check's fields with nlohmann's checked accessors; a malformed field becomes kParse naming the check.
+template <class F>
+Result<std::vector<CheckOutcome>> ParseOutcomes(std::string_view check, F&& parse) {
+  try {
+    return parse();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + e.what()};
+  }
+}
+
+// ---- support ----------------------------------------------------------------------------------------------------
+class SupportCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "support"; }
+  std::string_view Summary() const override {
+    return "hard: any draw outside the kept set or an invalid token fails the case (alpha 0; a leak of mass d is "
+           "seen with probability 1 - (1 - d)^N); a sampler error fails it too";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"support"}; }
+
+  json Evaluate(const CaseEvidence& e) const override {
+    std::vector<std::pair<int32_t, uint64_t>> violations;  // token (-1: invalid), count
+    uint64_t outside = 0;
+    for (size_t t = 0; t < e.histogram.size(); ++t) {
+      if (e.histogram[t] > 0 && !(e.p0[t] > 0.0)) {
+        outside += e.histogram[t];
+        violations.emplace_back(static_cast<int32_t>(t), e.histogram[t]);
+      }
+    }
+    std::sort(violations.begin(), violations.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (e.invalid_draws > 0) violations.insert(violations.begin(), {-1, e.invalid_draws});
+    if (violations.size() > kTopViolations) violations.resize(kTopViolations);
+    json tokens = json::array();
+    for (const auto& [token, count] : violations) tokens.push_back({{"token", token}, {"count", count}});
+    return {{"support",
+             {{"violations", outside + e.invalid_draws},
+              {"invalid_draws", e.invalid_draws},
+              {"tokens", tokens},
+              {"sampler_error", std::string(e.sampler_error)}}}};
+  }
+
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
+      const json& s = fields.at("support");
+      const uint64_t violations = s.at("violations").get<uint64_t>();
+      const uint64_t invalid = s.at("invalid_draws").get<uint64_t>();
+      const std::string sampler_error = s.at("sampler_error").get<std::string>();
+      std::vector<CheckOutcome> out;
+      if (!sampler_error.empty()) {
+        CheckOutcome o = MakeOutcome("support", "sampler", "sampler error", CheckOutcome::Kind::kHard);
+        o.violations = 1;
+        o.statistic = 1;
+        o.finding = "sampler error: " + sampler_error;
+        o.draws_for_power = 1;
+        out.push_back(std::move(o));
+      }
+      CheckOutcome o = MakeOutcome("support", "", "support", CheckOutcome::Kind::kHard);
+      o.violations = violations;
+      o.statistic = double(violations);
+      if (violations > 0) {
+        o.finding = std::to_string(violations) + " support violation(s)";
+        if (invalid > 0) o.finding += " (" + std::to_string(invalid) + " invalid token(s))";
+        const json& tokens = s.at("tokens");
+        if (!tokens.empty()) {
+          o.finding += ", e.g. token " + std::to_string(tokens.front().at("token").get<int32_t>()) + " drawn " +
+                       std::to_string(tokens.front().at("count").get<uint64_t>()) + "x outside the kept set";
+        }
+        o.draws_for_power = std::log(1.0 / (1.0 - kScorePower)) * double(c.draws) / double(violations);
+      } else {
+        o.finding = "no draw outside the kept set";
+      }
+      out.push_back(std::move(o));
+      return out;
+    });
+  }
+};
+
+// The observed counts of a binning; a histogram of the wrong size is a bug of the campaign (never user input).
+stats::BinnedCounts Bin(const stats::Binning& b, std::span<const uint64_t> histogram) {
+  Result<stats::BinnedCounts> counts = stats::BinCounts(b, histogram);
+  if (!counts.ok()) throw std::logic_error("binning: " + counts.error().message);
+  return std::move(*counts);
+}
+
+// ---- pearson ----------------------------------------------------------------------------------------------------
+class PearsonCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "pearson"; }
+  std::string_view Summary() const override {
+    return "Pearson X^2 on each usable binning (head, tail, hash; cells from p0 and N only, every E >= 10), G "
+           "reported beside it; power from the non-central chi-square at the case's TV";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"binnings"}; }
+
+  json Evaluate(const CaseEvidence& e) const override {
+    json binnings = json::array();
+    for (const stats::Binning* b : e.binning.UsableBinnings()) {
+      const stats::BinnedCounts counts = Bin(*b, e.histogram);
+      const std::vector<double> expected = stats::CellProbabilities(*b);
+      const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(counts.observed, expected);
+      const Result<stats::GoodnessOfFit> g = stats::GTest(counts.observed, expected);
+      json j{{"name", b->name},
+             {"cells", expected.size()},
+             {"dof", pearson.ok() ? pearson->dof : 0},
+             {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
+             {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
+             {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
+             {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
+             {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
+             {"observed", counts.observed}};
+      json exp = json::array();
+      for (double x : expected) exp.push_back(JsonNumber(x));
+      j["expected"] = std::move(exp);
+      if (b->name == "head") j["cell_token"] = HeadCellTokens(e.binning);
+      binnings.push_back(std::move(j));
+    }
+    return {{"binnings", binnings}};
+  }
+
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
+      std::vector<CheckOutcome> out;
+      const double alpha = std::clamp(c.alpha_plan, 1e-300, 0.5);
+      for (const json& b : fields.at("binnings")) {
+        const std::string name = b.at("name").get<std::string>();
+        const uint64_t dof = b.at("dof").get<uint64_t>();
+        const double x2 = ReadJsonNumber(b.at("pearson"));
+        const double p = ReadJsonNumber(b.at("pearson_p"));
+        const size_t cells = b.at("expected").size();
+        if (b.at("observed").size() != cells) throw std::runtime_error("observed and expected differ in length");
+        if (b.contains("cell_token") && b["cell_token"].size() != cells) {
+          throw std::runtime_error("cell_token and expected differ in length");
+        }
+        if (std::isnan(p) || dof == 0) continue;  // the test could not be evaluated: not in the family
+        CheckOutcome o = MakeOutcome("pearson", name, "pearson " + name, CheckOutcome::Kind::kPValue);
+        o.p_value = p;
+        o.statistic = x2;
+        o.finding = "X2 = " + Short(x2) + " (dof " + std::to_string(dof) + ")";
+        if (x2 > double(dof) && c.draws > 0) {
+          const double divergence = (x2 - double(dof)) / double(c.draws);
+          const Result<stats::DrawPlan> plan = stats::PlanDrawsForDivergence(divergence, alpha, kScorePower, dof + 1);
+          if (plan.ok()) o.draws_for_power = plan->draws;
+        }
+        out.push_back(std::move(o));
+      }
+      return out;
+    });
+  }
+
+  // The token of each head cell (-1 for the rest cell), in cell order.
+  static std::vector<int32_t> HeadCellTokens(const stats::BinningPlan& plan) {
+    std::vector<int32_t> tokens(plan.head.cells.size(), -1);
+    for (size_t c = 0; c < plan.head.cells.size(); ++c) {
+      if (plan.head.cells[c].kind == stats::CellKind::kToken) {
+        tokens[c] = static_cast<int32_t>(plan.tokens_by_rank[plan.head.cells[c].rank_begin]);
+      }
+    }
+    return tokens;
+  }
+
+  static std::string Short(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return buf;
+  }
+};
+
+// ---- max-abs-z --------------------------------------------------------------------------------------------------
+class MaxAbsZCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "max-abs-z"; }
+  std::string_view Summary() const override {
+    return "the most extreme head token by its exact binomial tail, Bonferroni over the head tokens (z* reported); "
+           "catches a bias on one token long before X^2 over thousands of cells";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"max_abs_z", "top_residuals"}; }
+
+  json Evaluate(const CaseEvidence& e) const override {
+    double max_abs_z = 0.0, threshold = 0.0, p_value = 1.0;
+    int32_t token = -1;
+    json residuals = json::array();
+    const stats::Binning& head = e.binning.head;
+    const std::vector<size_t> token_cells = stats::TokenCells(head);
+    if (head.usable() && !token_cells.empty()) {
+      const stats::BinnedCounts counts = Bin(head, e.histogram);
+      const std::vector<double> expected = stats::CellProbabilities(head);
+      const std::vector<int32_t> cell_token = PearsonCheck::HeadCellTokens(e.binning);
+      const Result<stats::MaxAbsZ> mz =
+          stats::MaxAbsZTest(counts.observed, expected, token_cells, e.planned.alpha_plan);
+      if (mz.ok()) {
+        max_abs_z = mz->max_abs_z;
+        token = cell_token[mz->cell];
+        threshold = mz->threshold;
+        p_value = mz->p_value;
+      }
+      // The largest residuals among head tokens, z = (O - E) / sqrt(E (1 - p)).
+      struct Residual {
+        int32_t token;
+        uint64_t observed;
+        double expected, z;
+      };
+      const double n = double(counts.in_support);
+      std::vector<Residual> rs;
+      for (size_t c : token_cells) {
+        const double p = expected[c];
+        const double ex = n * p;
+        const double var = ex * (1.0 - p);
+        rs.push_back({cell_token[c], counts.observed[c], ex,
+                      var > 0 ? (double(counts.observed[c]) - ex) / std::sqrt(var) : 0.0});
+      }
+      std::sort(rs.begin(), rs.end(),
+                [](const Residual& a, const Residual& b) { return std::fabs(a.z) > std::fabs(b.z); });
+      if (rs.size() > kTopResiduals) rs.resize(kTopResiduals);
+      for (const Residual& r : rs) {
+        residuals.push_back(
+            {{"token", r.token}, {"observed", r.observed}, {"expected", JsonNumber(r.expected)}, {"z", JsonNumber(r.z)}});
+      }
+    }
+    return {{"max_abs_z",
+             {{"value", JsonNumber(max_abs_z)},
+              {"token", token},
+              {"threshold", JsonNumber(threshold)},
+              {"p_value", JsonNumber(p_value)}}},
+            {"top_residuals", residuals}};
+  }
+
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
+      const json& mz = fields.at("max_abs_z");
+      const double value = ReadJsonNumber(mz.at("value"));
+      const int32_t token = mz.at("token").get<int32_t>();
+      const double threshold = ReadJsonNumber(mz.at("threshold"));
+      const double p = ReadJsonNumber(mz.at("p_value"));
+      for (const json& r : fields.at("top_residuals")) {
+        (void)r.at("token").get<int32_t>();
+        (void)r.at("observed").get<uint64_t>();
+        (void)ReadJsonNumber(r.at("expected"));
+        (void)ReadJsonNumber(r.at("z"));
+      }
+      if (token < 0) return {};  // the test did not run (no head token, or it could not be evaluated)
+      CheckOutcome o = MakeOutcome("max-abs-z", "token " + std::to_string(token), "max-|z| token " + std::to_string(token),
+                     CheckOutcome::Kind::kPValue);
+      o.p_value = p;
+      o.statistic = value;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "|z| = %.3g at token %d (threshold %.3g)", value, token, threshold);
+      o.finding = buf;
+      if (value > 0 && threshold > 0) {
+        const double ratio = (threshold + 2.33) / value;  // 2.33: the one-sided z of power 0.99
+        o.draws_for_power = double(c.draws) * ratio * ratio;
+      }
+      return {o};
+    });
+  }
+};
+
+}  // namespace
+
+const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
+  static const std::vector<std::unique_ptr<const CaseCheck>> checks = [] {
+    std::vector<std::unique_ptr<const CaseCheck>> v;
+    v.push_back(std::make_unique<SupportCheck>());
+    v.push_back(std::make_unique<PearsonCheck>());
+    v.push_back(std::make_unique<MaxAbsZCheck>());
+    return v;
+  }();
+  return checks;
+}
+
+const CaseCheck* FindCaseCheck(std::string_view name) {
+  for (const auto& check : CaseChecks()) {
+    if (check->Name() == name) return check.get();
+  }
+  return nullptr;
+}
+
+Status RunCaseChecks(const CaseEvidence& evidence, CaseResult& result) {
+  result.checks = json::object();
+  result.outcomes.clear();
+  for (const auto& check : CaseChecks()) {
+    json fields;
+    try {
+      fields = check->Evaluate(evidence);
+    } catch (const std::exception& e) {  // a broken invariant of the campaign (never user input)
+      return InternalError("check " + std::string(check->Name()) + ": " + e.what());
+    }
+    for (const auto& [key, value] : fields.items()) result.checks[key] = value;
+    Result<std::vector<CheckOutcome>> outcomes = check->Outcomes(fields, result);
+    if (!outcomes.ok()) return InternalError(outcomes.error().message);
+    for (CheckOutcome& o : *outcomes) result.outcomes.push_back(std::move(o));
+  }
+  return Status::Ok();
+}
+
+Status ReadCaseChecks(const json& case_object, CaseResult& result) {
+  result.checks = json::object();
+  result.outcomes.clear();
+  for (const auto& check : CaseChecks()) {
+    json fields = json::object();
+    for (const std::string& key : check->ReportKeys()) {
+      if (!case_object.contains(key)) {
+        return Error{ErrorCode::kParse, "no \"" + key + "\" (the fields of check " + std::string(check->Name()) + ")"};
+      }
+      fields[key] = case_object[key];
+      result.checks[key] = case_object[key];
+    }
+    Result<std::vector<CheckOutcome>> outcomes = check->Outcomes(fields, result);
+    if (!outcomes.ok()) return outcomes.error();
+    for (CheckOutcome& o : *outcomes) result.outcomes.push_back(std::move(o));
+  }
+  return Status::Ok();
+}
+
+std::vector<StoredBinning> StoredBinnings(const CaseResult& c) {
+  std::vector<StoredBinning> out;
+  if (!c.checks.contains("binnings")) return out;
+  try {
+    for (const json& j : c.checks["binnings"]) {
+      StoredBinning b;
+      b.name = j.at("name").get<std::string>();
+      b.dof = j.at("dof").get<uint64_t>();
+      b.pearson = ReadJsonNumber(j.at("pearson"));
+      b.pearson_p = ReadJsonNumber(j.at("pearson_p"));
+      b.g = ReadJsonNumber(j.at("g"));
+      b.g_p = ReadJsonNumber(j.at("g_p"));
+      b.min_expected = ReadJsonNumber(j.at("min_expected"));
+      b.observed = j.at("observed").get<std::vector<uint64_t>>();
+      for (const json& e : j.at("expected")) b.expected.push_back(ReadJsonNumber(e));
+      if (j.contains("cell_token")) b.cell_token = j["cell_token"].get<std::vector<int32_t>>();
+      out.push_back(std::move(b));
+    }
+  } catch (const std::exception&) {
+    return {};  // validated when the report was read (ReadCaseChecks); a hand-built case may have none
+  }
+  return out;
+}
+
+StoredMaxAbsZ StoredMaxAbsZTest(const CaseResult& c) {
+  StoredMaxAbsZ out;
+  if (!c.checks.contains("max_abs_z")) return out;
+  try {
+    const json& mz = c.checks["max_abs_z"];
+    out.value = ReadJsonNumber(mz.at("value"));
+    out.token = mz.at("token").get<int32_t>();
+    out.threshold = ReadJsonNumber(mz.at("threshold"));
+    out.p_value = ReadJsonNumber(mz.at("p_value"));
+    if (c.checks.contains("top_residuals")) {
+      for (const json& r : c.checks["top_residuals"]) {
+        out.top_residuals.push_back({r.at("token").get<int32_t>(), r.at("observed").get<uint64_t>(),
+                                     ReadJsonNumber(r.at("expected")), ReadJsonNumber(r.at("z"))});
+      }
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return out;
+}
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,274 @@
+#include "samplecheck/campaign/identify.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/reference/distribution.h"
+#include "samplecheck/reference/logits.h"
+#include "samplecheck/reference/profile.h"
+#include "samplecheck/stats/binning.h"
+#include "samplecheck/stats/goodness_of_fit.h"
+
+namespace samplecheck::harness {
+namespace {
+
+struct ProbeSpec {
+  const char* name;
+  const char* purpose;
+  const char* vector;
+  SamplingParams params;
+};
+
+SamplingParams P(double t, int64_t k, double p, double min_p) {
+  SamplingParams s;
+  s.temperature = t;
+  s.top_k = k;
+  s.top_p = p;
+  s.min_p = min_p;
+  return s;
+}
+
+const ProbeSpec kProbes[] = {
+    {"V1 p=0.5", "strict vs non-strict top-p (mass above == p)", "V1", P(1, -1, 0.5, 0)},
+    {"V1 p=0.875", "strict vs non-strict top-p (mass above == p)", "V1", P(1, -1, 0.875, 0)},
+    {"V2 k=2", "top-k ties kept vs exactly k", "V2", P(1, 2, 1, 0)},
+    {"V2' p=0.5", "top-p tie group kept vs cut by position", "V2'", P(1, -1, 0.5, 0)},
+    {"V3 p=0.75", "renormalized nucleus vs truncated CDF (TRT legacy)", "V3", P(1, -1, 0.75, 0)},
+    {"V4 p=0.75 min_p=0.3", "min-p before vs after top-p", "V4", P(1, -1, 0.75, 0.3)},
+    {"V5 k=4 p=0.82", "joint vs top_k_first", "V5", P(1, 4, 0.82, 0)},
+    {"V4 k=0", "top_k = 0: disabled vs invalid", "V4", P(1, 0, 1, 0)},
+    {"V4 p=0", "top_p = 0: greedy vs invalid", "V4", P(1, -1, 0, 0)},
+    {"V4 T=0", "T = 0: greedy vs invalid", "V4", P(0, -1, 1, 0)},
+    {"V2 T=5e-6", "greedy temperature threshold (argmax of a tie vs uniform)", "V2", P(5e-6, -1, 1, 0)},
+    {"V2 T=5e-5", "greedy temperature threshold (argmax of a tie vs uniform)", "V2", P(5e-5, -1, 1, 0)},
+    {"V2 k=1", "top_k = 1: greedy (first id) vs every tied token", "V2", P(1, 1, 1, 0)},
+};
+
+// Consistency of a histogram with one reference distribution.
+ProbeVerdict Judge(const std::vector<uint64_t>& hist, const ProcessedDistribution& dist, uint64_t draws, double alpha,
+                   std::string& evidence) {
+  const std::vector<double> p0 = dist.Dense();
+  uint64_t outside = 0;
+  int32_t worst = -1;
+  uint64_t worst_count = 0;
+  for (size_t t = 0; t < hist.size(); ++t) {
+    if (hist[t] > 0 && !(p0[t] > 0)) {
+      outside += hist[t];
+      if (hist[t] > worst_count) {
+        worst_count = hist[t];
+        worst = static_cast<int32_t>(t);
+      }
+    }
+  }
+  std::ostringstream os;
+  os.precision(3);
+  if (outside > 0) {
+    os << "token " << worst << " drawn " << worst_count << "x, dropped by this profile";
+    evidence = os.str();
+    return ProbeVerdict::kInconsistent;
+  }
+  const Result<stats::BinningPlan> plan = stats::PlanBinnings(p0, double(draws));
+  if (!plan.ok() || !plan->head.usable()) {
+    os << "kept set {";
+    for (size_t i = 0; i < dist.kept.size(); ++i) os << (i ? "," : "") << dist.kept[i];
+    os << "} matches; no draw outside";
+    evidence = os.str();
+    return ProbeVerdict::kConsistent;
+  }
+  const Result<stats::BinnedCounts> counts = stats::BinCounts(plan->head, hist);
+  if (!counts.ok()) {
+    evidence = "binning: " + counts.error().message;
+    return ProbeVerdict::kUndecided;
+  }
+  const Result<stats::GoodnessOfFit> fit =
+      stats::PearsonChiSquareTest(counts->observed, stats::CellProbabilities(plan->head));
+  if (!fit.ok()) {
+    evidence = "goodness of fit: " + fit.error().message;
+    return ProbeVerdict::kUndecided;
+  }
+  os << "X2 = " << fit->statistic << " (dof " << fit->dof << "), p = " << fit->p_value;
+  evidence = os.str();
+  return fit->p_value >= alpha ? ProbeVerdict::kConsistent : ProbeVerdict::kInconsistent;
+}
+
+}  // namespace
+
+const char* ProbeVerdictName(ProbeVerdict v) {
+  switch (v) {
+    case ProbeVerdict::kConsistent: return "consistent";
+    case ProbeVerdict::kInconsistent: return "inconsistent";
+    case ProbeVerdict::kUndecided: return "undecided";
+  }
+  return "undecided";
+}
+
+Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
+  SamplerOptions so;
+  so.profile = options.sampler_profile;
+  auto sampler = MakeSampler(options.sampler_spec, so);
+  if (!sampler.ok()) return sampler.error();
+  IdentifyResult result;
+  result.sampler = (*sampler)->Name();
+  result.claimed_profile = (*sampler)->GetCapabilities().profile;
+  result.draws = options.draws;
+  result.alpha = options.alpha;
+  uint64_t probe_index = 0;
+  for (const ProbeSpec& spec : kProbes) {
+    Probe probe;
+    probe.name = spec.name;
+    probe.purpose = spec.purpose;
+    probe.row.kind = "dyadic";
+    probe.row.vector = spec.vector;
+    probe.params = spec.params;
+    probe.params.seed = SplitMix64(options.seed ^ (0xA0 + probe_index++));
+    auto row = MakeRow(probe.row, 0);
+    if (!row.ok()) return row.error();
+    probe.histogram.assign(row->size(), 0);
+    uint64_t invalid = 0;
+    Status st = (*sampler)->CountDraws(*row, probe.params, options.draws, probe.histogram, &invalid);
+    if (!st.ok()) {
+      probe.sampler_rejected = true;
+      probe.sampler_message = st.error().ToString();
+    }
+    for (const Profile* profile : AllProfiles()) {
+      ProbeEvidence ev;
+      ev.profile = std::string(profile->name);
+      const auto bad = ValidateParams(probe.params, *profile);
+      if (probe.sampler_rejected || bad) {
+        if (probe.sampler_rejected && bad) {
+          ev.verdict = ProbeVerdict::kConsistent;
+          ev.evidence = "both reject these params";
+        } else if (probe.sampler_rejected) {
+          ev.verdict = ProbeVerdict::kInconsistent;
+          ev.evidence = "the sampler rejected params this profile accepts (" + probe.sampler_message + ")";
+        } else {
+          ev.verdict = ProbeVerdict::kInconsistent;
+          ev.evidence = "the profile rejects these params (" + bad->message + "); the sampler drew";
+        }
+        probe.profiles.push_back(std::move(ev));
+        continue;
+      }
+      if (invalid > 0) {
+        ev.verdict = ProbeVerdict::kInconsistent;
+        ev.evidence = std::to_string(invalid) + " invalid token(s) drawn";
+        probe.profiles.push_back(std::move(ev));
+        continue;
+      }
+      auto dist = ComputeDistribution(LogitsView::Fp32(*row), probe.params, *profile);
+      if (!dist.ok()) {
+        ev.verdict = ProbeVerdict::kUndecided;
+        ev.evidence = "reference: " + dist.error().message;
+        probe.profiles.push_back(std::move(ev));
+        continue;
+      }
+      ev.verdict = Judge(probe.histogram, *dist, options.draws, options.alpha, ev.evidence);
+      if (ev.verdict != ProbeVerdict::kConsistent && !dist->ambiguous.empty()) {
+        // The profile's fp32 implementations may keep or drop the ambiguous tokens: any of the readings fits.
+        for (AmbiguousPolicy policy : {AmbiguousPolicy::kAllIn, AmbiguousPolicy::kAllOut}) {
+          ReferenceOptions ro;
+          ro.ambiguous = policy;
+          auto alt = ComputeDistribution(LogitsView::Fp32(*row), probe.params, *profile, ro);
+          if (!alt.ok()) continue;
+          std::string alt_evidence;
+          if (Judge(probe.histogram, *alt, options.draws, options.alpha, alt_evidence) == ProbeVerdict::kConsistent) {
+            ev.verdict = ProbeVerdict::kConsistent;
+            ev.evidence = alt_evidence + " with ambiguous tokens " +
+                          (policy == AmbiguousPolicy::kAllIn ? "kept" : "dropped");
+            break;
+          }
+        }
+      }
+      if (!dist->ambiguous.empty()) ev.evidence += " [" + std::to_string(dist->ambiguous.size()) + " ambiguous]";
+      probe.profiles.push_back(std::move(ev));
+    }
+    result.probes.push_back(std::move(probe));
+  }
+  for (const Profile* profile : AllProfiles()) {
+    bool consistent = true;
+    for (const Probe& probe : result.probes) {
+      for (const ProbeEvidence& ev : probe.profiles) {
+        if (ev.profile == profile->name && ev.verdict == ProbeVerdict::kInconsistent) consistent = false;
+      }
+    }
+    if (consistent) result.consistent_profiles.emplace_back(profile->name);
+  }
+  return result;
+}
+
+std::string FormatIdentify(const IdentifyResult& r) {
+  std::ostringstream os;
+  os << "sampler " << r.sampler;
+  if (!r.claimed_profile.empty()) os << " (claims profile " << r.claimed_profile << ")";
+  os << ": " << r.probes.size() << " probes x " << r.draws << " draws, alpha " << r.alpha
+     << " per probe and profile\n\n";
+  // Matrix: probes x profiles.
+  std::vector<std::string> profiles;
+  for (const Profile* p : AllProfiles()) profiles.emplace_back(p->name);
+  os << std::left << std::setw(22) << "probe";
+  for (size_t i = 0; i < profiles.size(); ++i) os << std::setw(4) << ("P" + std::to_string(i + 1));
+  os << "\n";
+  for (const Probe& probe : r.probes) {
+    os << std::left << std::setw(22) << probe.name;
+    for (const ProbeEvidence& ev : probe.profiles) {
+      os << std::setw(4)
+         << (ev.verdict == ProbeVerdict::kConsistent ? "ok" : ev.verdict == ProbeVerdict::kInconsistent ? "NO" : "?");
+    }
+    os << (probe.sampler_rejected ? "  (sampler rejected the params)" : "") << "\n";
+  }
+  os << "\n";
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    const bool ok = std::find(r.consistent_profiles.begin(), r.consistent_profiles.end(), profiles[i]) !=
+                    r.consistent_profiles.end();
+    os << "  P" << std::left << std::setw(3) << (i + 1) << std::setw(22) << profiles[i]
+       << (ok ? "consistent" : "excluded");
+    if (!ok) {
+      for (const Probe& probe : r.probes) {
+        for (const ProbeEvidence& ev : probe.profiles) {
+          if (ev.profile == profiles[i] && ev.verdict == ProbeVerdict::kInconsistent) {
+            os << " by " << probe.name << ": " << ev.evidence;
+            goto next;
+          }
+        }
+      }
+    }
+  next:
+    os << "\n";
+  }
+  os << "\nconsistent with: ";
+  if (r.consistent_profiles.empty()) {
+    os << "no profile";
+  } else {
+    for (size_t i = 0; i < r.consistent_profiles.size(); ++i) os << (i ? ", " : "") << r.consistent_profiles[i];
+  }
+  os << "\n";
+  return os.str();
+}
+
+nlohmann::json IdentifyToJson(const IdentifyResult& r) {
+  nlohmann::json j;
+  j["sampler"] = r.sampler;
+  j["claimed_profile"] = r.claimed_profile;
+  j["draws_per_probe"] = r.draws;
+  j["alpha"] = r.alpha;
+  j["consistent_profiles"] = r.consistent_profiles;
+  for (const Probe& p : r.probes) {
+    nlohmann::json pj{{"name", p.name},
+                      {"purpose", p.purpose},
+                      {"row", RowSpecToJson(p.row)},
+                      {"params", ParamsToJson(p.params, true)},
+                      {"sampler_rejected", p.sampler_rejected},
+                      {"sampler_message", p.sampler_message},
+                      {"histogram", p.histogram}};
+    for (const ProbeEvidence& ev : p.profiles) {
+      pj["profiles"][ev.profile] = {{"verdict", ProbeVerdictName(ev.verdict)}, {"evidence", ev.evidence}};
+    }
+    j["probes"].push_back(pj);
+  }
+  return j;
+}
+
+}  // namespace samplecheck::harness

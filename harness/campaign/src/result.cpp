@@ -1,0 +1,114 @@
+#include "samplecheck/campaign/result.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "samplecheck/stats/multiple_testing.h"
+
+namespace samplecheck::harness {
+
+const char* CaseStatusName(CaseStatus status) {
+  switch (status) {
+    case CaseStatus::kPass: return "pass";
+    case CaseStatus::kFail: return "fail";
+    case CaseStatus::kSkipped: return "skipped";
+    case CaseStatus::kError: return "error";
+  }
+  return "error";
+}
+
+uint64_t CaseResult::HardViolations() const {
+  uint64_t total = 0;
+  for (const CheckOutcome& o : outcomes) {
+    if (o.kind == CheckOutcome::Kind::kHard) total += o.violations;
+  }
+  return total;
+}
+
+std::vector<const CheckOutcome*> CaseResult::OutcomesOf(const std::string& check) const {
+  std::vector<const CheckOutcome*> out;
+  for (const CheckOutcome& o : outcomes) {
+    if (o.check == check) out.push_back(&o);
+  }
+  return out;
+}
+
+bool CampaignReport::Passed() const {
+  return std::none_of(cases.begin(), cases.end(), [](const CaseResult& c) {
+    return c.status == CaseStatus::kFail || c.status == CaseStatus::kError;
+  });
+}
+
+size_t CampaignReport::Count(CaseStatus status) const {
+  return static_cast<size_t>(
+      std::count_if(cases.begin(), cases.end(), [&](const CaseResult& c) { return c.status == status; }));
+}
+
+void ComputeCasePValue(CaseResult& c) {
+  c.tests = 0;
+  double min_p = 1.0;
+  for (const CheckOutcome& o : c.outcomes) {
+    if (o.kind != CheckOutcome::Kind::kPValue) continue;
+    ++c.tests;
+    min_p = std::min(min_p, o.p_value);
+  }
+  c.p_value = c.tests > 0 ? std::min(1.0, double(c.tests) * min_p) : 1.0;
+}
+
+void ApplyCampaignVerdict(CampaignReport& report) {
+  auto judged_status = [](const CaseResult& c) {
+    return c.status != CaseStatus::kSkipped && c.status != CaseStatus::kError;
+  };
+  for (CaseResult& c : report.cases) {
+    if (judged_status(c)) ComputeCasePValue(c);
+  }
+  std::vector<double> p_values;
+  std::vector<size_t> judged;
+  for (size_t i = 0; i < report.cases.size(); ++i) {
+    const CaseResult& c = report.cases[i];
+    if (!judged_status(c)) continue;
+    if (c.tests == 0) continue;  // support-only case (a single kept token): no p-value
+    judged.push_back(i);
+    p_values.push_back(std::clamp(c.p_value, 0.0, 1.0));
+  }
+  const Result<stats::MultipleTestingDecision> holm = stats::HolmBonferroni(p_values, report.alpha);
+  for (CaseResult& c : report.cases) {
+    if (!judged_status(c)) continue;
+    c.status = CaseStatus::kPass;
+    c.reason.clear();
+    c.holm_adjusted_p = 1.0;
+  }
+  for (size_t k = 0; k < judged.size() && holm.ok(); ++k) {
+    CaseResult& c = report.cases[judged[k]];
+    c.holm_adjusted_p = holm->adjusted_p_values[k];
+    if (holm->rejected[k]) {
+      std::ostringstream os;
+      os << "goodness of fit rejected: p = " << c.p_value << ", Holm-adjusted " << c.holm_adjusted_p
+         << " <= alpha " << report.alpha;
+      c.status = CaseStatus::kFail;
+      c.reason = os.str();
+    }
+  }
+  // Hard outcomes fail their case whatever the p-values; their findings lead the reason, in check order.
+  for (CaseResult& c : report.cases) {
+    if (!judged_status(c)) continue;
+    std::string hard;
+    for (const CheckOutcome& o : c.outcomes) {
+      if (!o.Fails()) continue;
+      if (!hard.empty()) hard += "; ";
+      hard += o.finding;
+    }
+    if (!hard.empty()) {
+      c.status = CaseStatus::kFail;
+      c.reason = c.reason.empty() ? hard : hard + "; " + c.reason;
+    }
+  }
+  if (!holm.ok()) {
+    for (size_t idx : judged) {
+      report.cases[idx].status = CaseStatus::kError;
+      report.cases[idx].reason = "Holm: " + holm.error().message;
+    }
+  }
+}
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,317 @@
+#include "samplecheck/campaign/suite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::harness {
+namespace {
+
+struct BuiltinSuiteText {
+  const char* name;
+  const char* json;
+};
+// harness/campaign/suites/*.json as string literals; regenerate with harness/campaign/suites/embed.sh (a ctest checks the sync).
+#include "../suites/builtin_suites.inc"
+
+Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
+
+std::string Num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+Result<AmbiguousAction> ParseAmbiguous(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_string()) return ParseError(where + ": \"ambiguous\" must be \"perturb\", \"condition\" or \"skip\"");
+  const std::string s = j.get<std::string>();
+  if (s == "perturb") return AmbiguousAction::kPerturb;
+  if (s == "skip") return AmbiguousAction::kSkip;
+  if (s == "condition") return AmbiguousAction::kCondition;
+  return ParseError(where + ": \"ambiguous\" = \"" + s + "\" (allowed: perturb, condition, skip)");
+}
+
+Result<uint64_t> ParseDraws(const nlohmann::json& j, const std::string& where, const char* key) {
+  if (!j.is_number() || j.get<double>() < 1 || j.get<double>() > 1e13) {
+    return ParseError(where + ": \"" + key + "\" must be a number of draws in [1, 1e13]");
+  }
+  return static_cast<uint64_t>(std::llround(j.get<double>()));
+}
+
+// Valid under at least one profile (a suite is shared by every profile; a case invalid under the judged profile
+// only is skipped at run time, one invalid under every profile is a broken suite).
+std::optional<std::string> InvalidEverywhere(const SamplingParams& params) {
+  std::string first;
+  for (const Profile* p : AllProfiles()) {
+    auto bad = ValidateParams(params, *p);
+    if (!bad) return std::nullopt;
+    if (first.empty()) first = bad->message;
+  }
+  return first.empty() ? std::nullopt : std::optional<std::string>(first);
+}
+
+Result<Suite> ParseSuiteText(const std::string& text, const std::filesystem::path& base_dir, std::string source) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return ParseError(source + ": not valid JSON: " + e.what());
+  }
+  return ParseSuite(json, base_dir, source);
+}
+
+}  // namespace
+
+const char* AmbiguousActionName(AmbiguousAction action) {
+  switch (action) {
+    case AmbiguousAction::kPerturb: return "perturb";
+    case AmbiguousAction::kCondition: return "condition";
+    case AmbiguousAction::kSkip: return "skip";
+  }
+  return "perturb";
+}
+
+Result<SamplingParams> ParseParams(const nlohmann::json& json) {
+  if (!json.is_object()) return ParseError("params must be a JSON object");
+  SamplingParams p;
+  for (const auto& [key, value] : json.items()) {
+    if (key == "temperature" || key == "top_p" || key == "min_p") {
+      if (!value.is_number()) return ParseError("params: \"" + key + "\" must be a number");
+      const double v = value.get<double>();
+      (key == "temperature" ? p.temperature : key == "top_p" ? p.top_p : p.min_p) = v;
+    } else if (key == "top_k") {
+      if (!value.is_number_integer()) return ParseError("params: \"top_k\" must be an integer");
+      p.top_k = value.get<int64_t>();
+    } else if (key == "seed" || key == "offset") {
+      if (!value.is_number_unsigned()) return ParseError("params: \"" + key + "\" must be a non-negative integer");
+      (key == "seed" ? p.seed : p.offset) = value.get<uint64_t>();
+    } else {
+      return ParseError("params: unknown field \"" + key + "\" (allowed: temperature, top_k, top_p, min_p)");
+    }
+  }
+  return p;
+}
+
+nlohmann::json ParamsToJson(const SamplingParams& params, bool with_rng) {
+  nlohmann::json j{{"temperature", params.temperature},
+                   {"top_k", params.top_k},
+                   {"top_p", params.top_p},
+                   {"min_p", params.min_p}};
+  if (with_rng) {
+    j["seed"] = params.seed;
+    j["offset"] = params.offset;
+  }
+  return j;
+}
+
+std::string DescribeParams(const SamplingParams& p) {
+  std::string s = "T=" + Num(p.temperature);
+  if (p.top_k != -1) s += " k=" + std::to_string(p.top_k);
+  if (p.top_p != 1.0) s += " p=" + Num(p.top_p);
+  if (p.min_p != 0.0) s += " min_p=" + Num(p.min_p);
+  return s;
+}
+
+Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path& base_dir, std::string source) {
+  if (!json.is_object()) return ParseError(source + ": a suite is a JSON object");
+  Suite suite;
+  suite.source = source;
+  static const std::set<std::string> kTopKeys = {"schema", "name", "description", "seed", "alpha", "tv", "power",
+                                                 "max_draws", "min_draws", "profile", "ambiguous", "cases"};
+  for (const auto& [key, value] : json.items()) {
+    if (!kTopKeys.count(key)) return ParseError(source + ": unknown field \"" + key + "\"");
+  }
+  if (!json.contains("schema") || json["schema"] != kSuiteSchema) {
+    return ParseError(source + ": \"schema\" must be \"" + std::string(kSuiteSchema) + "\"");
+  }
+  try {
+    if (json.contains("name")) suite.name = json["name"].get<std::string>();
+    if (json.contains("description")) suite.description = json["description"].get<std::string>();
+    if (json.contains("profile")) suite.profile = json["profile"].get<std::string>();
+  } catch (const std::exception& e) {
+    return ParseError(source + ": " + e.what());
+  }
+  if (suite.name.empty()) suite.name = std::filesystem::path(source).stem().string();
+  if (json.contains("seed")) {
+    const auto& s = json["seed"];
+    if (s.is_string() && s == "fresh") {
+      suite.fresh_seed = true;
+    } else if (s.is_number_unsigned()) {
+      suite.seed = s.get<uint64_t>();
+    } else {
+      return ParseError(source + ": \"seed\" must be a non-negative integer or \"fresh\"");
+    }
+  }
+  auto unit_interval = [&](const char* key, double& out, double lo, double hi) -> Status {
+    if (!json.contains(key)) return Status::Ok();
+    if (!json[key].is_number() || !(json[key].get<double>() > lo && json[key].get<double>() < hi)) {
+      return ParseError(source + ": \"" + key + "\" must be a number in (" + Num(lo) + ", " + Num(hi) + ")");
+    }
+    out = json[key].get<double>();
+    return Status::Ok();
+  };
+  if (Status st = unit_interval("alpha", suite.alpha, 0, 1); !st.ok()) return st;
+  if (Status st = unit_interval("tv", suite.tv, 0, 0.5 + 1e-12); !st.ok()) return st;
+  if (Status st = unit_interval("power", suite.power, 0, 1); !st.ok()) return st;
+  if (json.contains("max_draws")) {
+    auto d = ParseDraws(json["max_draws"], source, "max_draws");
+    if (!d.ok()) return d.error();
+    suite.max_draws = *d;
+  }
+  if (json.contains("min_draws")) {
+    auto d = ParseDraws(json["min_draws"], source, "min_draws");
+    if (!d.ok()) return d.error();
+    suite.min_draws = *d;
+  }
+  if (suite.min_draws > suite.max_draws) return ParseError(source + ": min_draws > max_draws");
+  if (json.contains("ambiguous")) {
+    auto a = ParseAmbiguous(json["ambiguous"], source);
+    if (!a.ok()) return a.error();
+    suite.ambiguous = *a;
+  }
+  if (!suite.profile.empty() && !FindProfile(suite.profile)) {
+    return ParseError(source + ": unknown profile \"" + suite.profile + "\"");
+  }
+  if (!json.contains("cases") || !json["cases"].is_array() || json["cases"].empty()) {
+    return ParseError(source + ": \"cases\" must be a non-empty array");
+  }
+  std::set<std::string> names;
+  static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
+                                                  "ambiguous", "note"};
+  for (size_t ci = 0; ci < json["cases"].size(); ++ci) {
+    const auto& c = json["cases"][ci];
+    std::string where = source + ": case " + std::to_string(ci);
+    if (!c.is_object()) return ParseError(where + " is not an object");
+    for (const auto& [key, value] : c.items()) {
+      if (!kCaseKeys.count(key)) return ParseError(where + ": unknown field \"" + key + "\"");
+    }
+    if (!c.contains("name") || !c["name"].is_string()) return ParseError(where + ": \"name\" (a string) is missing");
+    const std::string base_name = c["name"].get<std::string>();
+    where = source + ": case \"" + base_name + "\"";
+    CaseSpec proto;
+    if (c.contains("profile")) {
+      if (!c["profile"].is_string() || !FindProfile(c["profile"].get<std::string>())) {
+        return ParseError(where + ": unknown profile " + c["profile"].dump());
+      }
+      proto.profile = c["profile"].get<std::string>();
+    }
+    if (c.contains("max_draws")) {
+      auto d = ParseDraws(c["max_draws"], where, "max_draws");
+      if (!d.ok()) return d.error();
+      proto.max_draws = *d;
+    }
+    if (c.contains("tv")) {
+      if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
+        return ParseError(where + ": \"tv\" must be in (0, 0.5]");
+      }
+      proto.tv = c["tv"].get<double>();
+    }
+    if (c.contains("ambiguous")) {
+      auto a = ParseAmbiguous(c["ambiguous"], where);
+      if (!a.ok()) return a.error();
+      proto.ambiguous = *a;
+    }
+    // rows x params, each given as one object or an array of objects.
+    std::vector<nlohmann::json> rows;
+    if (c.contains("row") == c.contains("rows")) return ParseError(where + ": give exactly one of \"row\", \"rows\"");
+    const auto& rj = c.contains("row") ? c["row"] : c["rows"];
+    if (rj.is_array()) {
+      rows.assign(rj.begin(), rj.end());
+    } else {
+      rows.push_back(rj);
+    }
+    std::vector<nlohmann::json> params;
+    if (!c.contains("params")) {
+      params.push_back(nlohmann::json::object());
+    } else if (c["params"].is_array()) {
+      params.assign(c["params"].begin(), c["params"].end());
+    } else {
+      params.push_back(c["params"]);
+    }
+    if (rows.empty() || params.empty()) return ParseError(where + ": empty \"rows\" or \"params\" list");
+    const bool expand = rows.size() * params.size() > 1;
+    for (size_t ri = 0; ri < rows.size(); ++ri) {
+      auto row = ParseRowSpec(rows[ri]);
+      if (!row.ok()) return ParseError(where + ": " + row.error().message);
+      row->base_dir = base_dir;
+      for (size_t pi = 0; pi < params.size(); ++pi) {
+        auto p = ParseParams(params[pi]);
+        if (!p.ok()) return ParseError(where + ": " + p.error().message);
+        if (auto bad = InvalidEverywhere(*p)) return ParseError(where + ": invalid params under every profile: " + *bad);
+        if (!proto.profile.empty()) {
+          if (auto bad = ValidateParams(*p, *FindProfile(proto.profile))) {
+            return ParseError(where + ": " + bad->message);
+          }
+        }
+        CaseSpec cs = proto;
+        cs.row = *row;
+        cs.params = *p;
+        cs.name = base_name;
+        if (expand) {
+          if (rows.size() > 1) cs.name += "/r" + std::to_string(ri);
+          if (params.size() > 1) cs.name += "/p" + std::to_string(pi);
+        }
+        if (!names.insert(cs.name).second) return ParseError(source + ": duplicate case name \"" + cs.name + "\"");
+        suite.cases.push_back(std::move(cs));
+      }
+    }
+  }
+  return suite;
+}
+
+std::vector<BuiltinSuiteInfo> BuiltinSuites() {
+  std::vector<BuiltinSuiteInfo> out;
+  for (const BuiltinSuiteText& b : kBuiltinSuites) {
+    BuiltinSuiteInfo info;
+    info.name = b.name;
+    auto suite = ParseSuiteText(b.json, {}, std::string("builtin:") + b.name);
+    if (suite.ok()) {
+      info.description = suite->description;
+      info.cases = suite->cases.size();
+    } else {
+      info.description = "BROKEN: " + suite.error().message;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<Suite> LoadSuite(std::string_view name_or_path) {
+  const std::string arg(name_or_path);
+  auto load_file = [](const std::filesystem::path& path) -> Result<Suite> {
+    std::ifstream in(path);
+    if (!in) return Error{ErrorCode::kIo, "cannot read suite file " + path.string()};
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    return ParseSuiteText(buf.str(), path.parent_path(), path.string());
+  };
+  std::error_code ec;
+  const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
+  if (looks_like_path || std::filesystem::is_regular_file(arg, ec)) {
+    if (!std::filesystem::exists(arg, ec)) return Error{ErrorCode::kIo, "suite file " + arg + " does not exist"};
+    return load_file(arg);
+  }
+  for (const BuiltinSuiteText& b : kBuiltinSuites) {
+    if (arg == b.name) return ParseSuiteText(b.json, {}, std::string("builtin:") + b.name);
+  }
+  if (const char* path = std::getenv("SAMPLECHECK_SUITE_PATH")) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (dir.empty()) continue;
+      const std::filesystem::path candidate = std::filesystem::path(dir) / (arg + ".json");
+      if (std::filesystem::is_regular_file(candidate, ec)) return load_file(candidate);
+    }
+  }
+  std::string known;
+  for (const BuiltinSuiteText& b : kBuiltinSuites) known += std::string(known.empty() ? "" : ", ") + b.name;
+  return InvalidArgument("unknown suite \"" + arg + "\" (built-in: " + known +
+                         "; or a path to a suite file, see docs/suites.md)");
+}
+
+}  // namespace samplecheck::harness

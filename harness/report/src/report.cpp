@@ -1,0 +1,242 @@
+#include "samplecheck/report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/suite.h"
+
+namespace samplecheck::harness {
+namespace {
+
+using nlohmann::json;
+
+Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
+
+CaseStatus StatusFromName(const std::string& s) {
+  if (s == "pass") return CaseStatus::kPass;
+  if (s == "fail") return CaseStatus::kFail;
+  if (s == "skipped") return CaseStatus::kSkipped;
+  if (s == "error") return CaseStatus::kError;
+  throw std::runtime_error("status \"" + s + "\" is not pass, fail, skipped or error");
+}
+
+json CaseToJson(const CaseResult& c) {
+  json j;
+  j["name"] = c.name;
+  j["status"] = CaseStatusName(c.status);
+  j["reason"] = c.reason;
+  j["row"] = RowSpecToJson(c.row);
+  j["row_description"] = DescribeRowSpec(c.row);
+  j["row_seed"] = c.row_seed;
+  j["params"] = ParamsToJson(c.params, true);
+  j["profile"] = c.profile;
+  j["vocab"] = c.vocab;
+  j["kept"] = c.kept;
+  j["greedy"] = c.greedy;
+  j["ambiguous"] = c.ambiguous;
+  j["perturbed"] = c.perturbed;
+  j["perturb_attempts"] = c.perturb_attempts;
+  j["perturb_scale"] = JsonNumber(c.perturb_scale);
+  j["conditioned"] = c.conditioned;
+  j["ambiguous_draws"] = c.ambiguous_draws;
+  j["plan"] = {{"tv", JsonNumber(c.tv)},
+               {"alpha_per_test", JsonNumber(c.alpha_plan)},
+               {"planned_draws", c.planned_draws},
+               {"max_draws", c.max_draws},
+               {"achieved_power", JsonNumber(c.achieved_power)}};
+  j["draws"] = c.draws;
+  for (const auto& [key, value] : c.checks.items()) j[key] = value;
+  j["tests"] = c.tests;
+  j["p_value"] = JsonNumber(c.p_value);
+  j["holm_adjusted_p"] = JsonNumber(c.holm_adjusted_p);
+  j["seconds"] = c.seconds;
+  return j;
+}
+
+CaseResult CaseFromJson(const json& j) {
+  CaseResult c;
+  c.name = j.at("name").get<std::string>();
+  c.status = StatusFromName(j.at("status").get<std::string>());
+  c.reason = j.at("reason").get<std::string>();
+  auto row = ParseRowSpec(j.at("row"));
+  if (!row.ok()) throw std::runtime_error(row.error().message);
+  c.row = *row;
+  c.row_seed = j.at("row_seed").get<uint64_t>();
+  auto params = ParseParams(j.at("params"));
+  if (!params.ok()) throw std::runtime_error(params.error().message);
+  c.params = *params;
+  c.profile = j.at("profile").get<std::string>();
+  c.vocab = j.at("vocab").get<int64_t>();
+  c.kept = j.at("kept").get<int64_t>();
+  c.greedy = j.at("greedy").get<bool>();
+  c.ambiguous = j.at("ambiguous").get<std::vector<int32_t>>();
+  c.perturbed = j.at("perturbed").get<bool>();
+  c.perturb_attempts = j.at("perturb_attempts").get<uint32_t>();
+  c.perturb_scale = ReadJsonNumber(j.at("perturb_scale"));
+  c.conditioned = j.at("conditioned").get<bool>();
+  c.ambiguous_draws = j.at("ambiguous_draws").get<uint64_t>();
+  const json& plan = j.at("plan");
+  c.tv = ReadJsonNumber(plan.at("tv"));
+  c.alpha_plan = ReadJsonNumber(plan.at("alpha_per_test"));
+  c.planned_draws = plan.at("planned_draws").get<uint64_t>();
+  c.max_draws = plan.at("max_draws").get<uint64_t>();
+  c.achieved_power = ReadJsonNumber(plan.at("achieved_power"));
+  c.draws = j.at("draws").get<uint64_t>();
+  c.tests = j.at("tests").get<uint32_t>();
+  c.p_value = ReadJsonNumber(j.at("p_value"));
+  c.holm_adjusted_p = ReadJsonNumber(j.at("holm_adjusted_p"));
+  c.seconds = ReadJsonNumber(j.at("seconds"));
+  if (Status st = ReadCaseChecks(j, c); !st.ok()) throw std::runtime_error(st.error().message);
+  return c;
+}
+
+}  // namespace
+
+json ReportToJson(const CampaignReport& r) {
+  json j;
+  j["schema"] = r.schema;
+  j["samplecheck_version"] = r.samplecheck_version;
+  j["suite"] = {{"name", r.suite}, {"source", r.suite_source}};
+  j["sampler"] = {{"name", r.sampler}, {"spec", r.sampler_spec}};
+  j["profile"] = r.profile;
+  j["seed"] = r.seed;
+  j["draw_seed"] = r.draw_seed;
+  j["alpha"] = r.alpha;
+  j["tv"] = r.tv;
+  j["power"] = r.power;
+  j["machine"] = {{"hostname", r.machine.hostname},
+                  {"os", r.machine.os},
+                  {"cpu", r.machine.cpu},
+                  {"cores", r.machine.cores}};
+  j["gpu"] = r.gpu ? json(*r.gpu) : json(nullptr);
+  j["git_revision"] = r.git_revision ? json(*r.git_revision) : json(nullptr);
+  j["started"] = r.started;
+  j["seconds"] = r.seconds;
+  j["command_line"] = r.command_line;
+  j["verdict"] = r.Passed() ? "pass" : "fail";
+  j["counts"] = {{"cases", r.cases.size()},
+                 {"pass", r.Count(CaseStatus::kPass)},
+                 {"fail", r.Count(CaseStatus::kFail)},
+                 {"skipped", r.Count(CaseStatus::kSkipped)},
+                 {"error", r.Count(CaseStatus::kError)}};
+  json cases = json::array();
+  for (const auto& c : r.cases) cases.push_back(CaseToJson(c));
+  j["cases"] = std::move(cases);
+  return j;
+}
+
+Result<CampaignReport> ReportFromJson(const json& j) {
+  CampaignReport r;
+  if (!j.is_object()) return ParseError("a report is a JSON object");
+  if (!j.contains("schema") || !j["schema"].is_string()) return ParseError("not a samplecheck report: no \"schema\"");
+  r.schema = j["schema"].get<std::string>();
+  if (r.schema != kReportSchema) {
+    return ParseError("report schema \"" + r.schema + "\" is not supported (this samplecheck reads \"" +
+                      std::string(kReportSchema) + "\")");
+  }
+  size_t case_index = 0;
+  try {
+    r.samplecheck_version = j.at("samplecheck_version").get<std::string>();
+    r.suite = j.at("suite").at("name").get<std::string>();
+    r.suite_source = j.at("suite").at("source").get<std::string>();
+    r.sampler = j.at("sampler").at("name").get<std::string>();
+    r.sampler_spec = j.at("sampler").at("spec").get<std::string>();
+    r.profile = j.at("profile").get<std::string>();
+    r.seed = j.at("seed").get<uint64_t>();
+    r.draw_seed = j.at("draw_seed").get<uint64_t>();
+    r.alpha = j.at("alpha").get<double>();
+    r.tv = j.at("tv").get<double>();
+    r.power = j.at("power").get<double>();
+    const json& m = j.at("machine");
+    r.machine = {m.at("hostname").get<std::string>(), m.at("os").get<std::string>(), m.at("cpu").get<std::string>(),
+                 m.at("cores").get<uint32_t>()};
+    if (!j.at("gpu").is_null()) r.gpu = j["gpu"].get<std::string>();
+    if (!j.at("git_revision").is_null()) r.git_revision = j["git_revision"].get<std::string>();
+    r.started = j.at("started").get<std::string>();
+    r.seconds = j.at("seconds").get<double>();
+    r.command_line = j.at("command_line").get<std::string>();
+    for (const auto& c : j.at("cases")) {
+      r.cases.push_back(CaseFromJson(c));
+      ++case_index;
+    }
+  } catch (const std::exception& e) {
+    std::string where = case_index < (j.contains("cases") && j["cases"].is_array() ? j["cases"].size() : 0)
+                            ? " (case " + std::to_string(case_index) + ")"
+                            : "";
+    return ParseError("malformed report" + where + ": " + e.what());
+  }
+  if (!(r.alpha > 0 && r.alpha < 1)) return ParseError("malformed report: alpha outside (0, 1)");
+  return r;
+}
+
+std::string FormatSummary(const CampaignReport& r) {
+  std::ostringstream os;
+  os.precision(3);
+  uint64_t draws = 0;
+  for (const auto& c : r.cases) draws += c.status == CaseStatus::kSkipped ? 0 : c.draws;
+  os << "suite " << r.suite << " (" << r.suite_source << "), sampler " << r.sampler << " judged as " << r.profile
+     << ", seed " << r.seed;
+  if (r.draw_seed != r.seed) os << " (draw seed " << r.draw_seed << ")";
+  os << "\n";
+  os << "  " << r.machine.hostname << " (" << (r.machine.cpu.empty() ? "cpu ?" : r.machine.cpu) << ", "
+     << r.machine.cores << " cores), gpu " << r.gpu.value_or("none") << ", git "
+     << r.git_revision.value_or("unknown").substr(0, 19) << "\n";
+  os << "  " << r.cases.size() << " cases: " << r.Count(CaseStatus::kPass) << " pass, " << r.Count(CaseStatus::kFail)
+     << " fail, " << r.Count(CaseStatus::kSkipped) << " skipped, " << r.Count(CaseStatus::kError) << " error;  alpha "
+     << r.alpha << " (Holm), TV " << r.tv << ", " << double(draws) << " draws in " << r.seconds << " s\n";
+  size_t listed = 0;
+  for (const auto& c : r.cases) {
+    if (c.status == CaseStatus::kPass) continue;
+    if (++listed > 12) continue;
+    os << "  " << (c.status == CaseStatus::kFail ? "FAIL   " : c.status == CaseStatus::kError ? "ERROR  " : "skipped")
+       << " " << c.name << ": " << c.reason << "\n";
+  }
+  if (listed > 12) os << "  ... and " << listed - 12 << " more (see the report)\n";
+  std::vector<const CaseResult*> judged;
+  for (const auto& c : r.cases) {
+    if (c.status != CaseStatus::kSkipped && c.status != CaseStatus::kError && c.tests > 0) judged.push_back(&c);
+  }
+  std::sort(judged.begin(), judged.end(), [](auto* a, auto* b) { return a->p_value < b->p_value; });
+  if (!judged.empty()) {
+    os << "  smallest p-values:";
+    for (size_t i = 0; i < std::min<size_t>(3, judged.size()); ++i) {
+      os << "  " << judged[i]->name << " " << judged[i]->p_value << " (Holm " << judged[i]->holm_adjusted_p << ")";
+    }
+    os << "\n";
+    const CaseResult* weakest = *std::min_element(judged.begin(), judged.end(), [](auto* a, auto* b) {
+      return a->achieved_power < b->achieved_power;
+    });
+    os << "  lowest achieved power at TV " << weakest->tv << ": " << weakest->achieved_power << " ("
+       << weakest->name << ", " << weakest->draws << " draws, planned " << weakest->planned_draws << "; target "
+       << r.power << ")\n";
+  }
+  os << "VERDICT: " << (r.Passed() ? "PASS" : "FAIL") << "\n";
+  return os.str();
+}
+
+Status SaveReport(const CampaignReport& report, const std::filesystem::path& path) {
+  std::ofstream out(path);
+  if (!out) return Error{ErrorCode::kIo, "cannot write report " + path.string()};
+  out << ReportToJson(report).dump(1) << "\n";
+  if (!out) return Error{ErrorCode::kIo, "error writing report " + path.string()};
+  return Status::Ok();
+}
+
+Result<CampaignReport> LoadReport(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error{ErrorCode::kIo, "cannot read report " + path.string()};
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    return ParseError(path.string() + ": not valid JSON: " + e.what());
+  }
+  auto r = ReportFromJson(j);
+  if (!r.ok()) return ParseError(path.string() + ": " + r.error().message);
+  return r;
+}
+
+}  // namespace samplecheck::harness

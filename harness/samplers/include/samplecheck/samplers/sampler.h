@@ -1,0 +1,79 @@
+// The sampler-under-test interface. The exact CPU sampler, the CUDA kernels, the mutants, plugins and external
+// processes all implement it, so the same campaigns and property suites run against every one of them.
+//
+// Capabilities:
+//   Sample                 required: one token per row of a batch, per-row parameters
+//   ProcessedDistribution  optional: the renormalized probabilities the sampler draws from, for one row
+//   CountDraws             optional fast path: N draws of one row counted into a histogram (a GPU sampler keeps
+//                          the histogram on the device); the default loops over Sample
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "samplecheck/core/error.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::harness {
+
+// Marker a sampler returns for a row it cannot sample (NaN logits, every logit -inf). Never token 0.
+inline constexpr int32_t kInvalidToken = -1;
+
+// A batch of fp32 logits rows in host memory. Row r starts at logits + r * row_stride.
+struct RowBatch {
+  const float* logits = nullptr;
+  int64_t rows = 0;
+  int64_t vocab = 0;
+  int64_t row_stride = 0;  // >= vocab
+
+  std::span<const float> Row(int64_t r) const { return {logits + r * row_stride, static_cast<size_t>(vocab)}; }
+};
+
+struct Capabilities {
+  bool processed_distribution = false;
+  bool count_draws = false;      // a native fast path (the default CountDraws always works)
+  bool deterministic = true;     // same (seed, offset) gives the same token
+  bool parallel_instances = false;  // several instances may draw in parallel threads (CPU samplers); a campaign
+                                    // then runs one per core
+  std::string profile;           // the semantics profile the sampler claims ("" when unknown: `identify` finds it)
+};
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+
+  // A short name for reports: "exact:vllm", "cuda:hf", "mutant:no-renorm", "plugin:libfoo.so".
+  virtual std::string Name() const = 0;
+  virtual Capabilities GetCapabilities() const = 0;
+
+  // One token per row into tokens (size batch.rows); params has batch.rows entries. A row that cannot be sampled
+  // gets kInvalidToken; invalid params fail the whole call with kInvalidArgument before anything is drawn.
+  virtual Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) = 0;
+
+  // The processed distribution of one row (size vocab, 0 outside the kept set). Default: kUnsupported.
+  virtual Result<std::vector<double>> ProcessedDistribution(std::span<const float> row, const SamplingParams& params);
+
+  // Adds `draws` draws of one row to histogram (size vocab); draw i uses params with offset params.offset + i.
+  // *invalid_draws counts draws that returned kInvalidToken or an id outside [0, vocab) (a failing sampler,
+  // never a crash). Default: batches of Sample over the replicated row.
+  virtual Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
+                            std::span<uint64_t> histogram, uint64_t* invalid_draws);
+};
+
+// The argument checks of the Sampler contract, shared by the samplers. Each error is kInvalidArgument and names
+// the value and what is allowed.
+// The batch is well formed (rows >= 0, row_stride >= vocab >= min_vocab, logits set when rows > 0) and there is
+// one params and one token slot per row.
+Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots, int64_t min_vocab = 0);
+// CheckBatchShape, and every row's params are valid for `profile` (the first bad row is named).
+Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
+                       const Profile& profile);
+// CountDraws: the histogram has one cell per token and params are valid for `profile`.
+Status CheckCountDrawsArgs(std::span<const float> row, const SamplingParams& params, size_t histogram_cells,
+                           const Profile& profile);
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,55 @@
+// Samplers by spec, as the command line names them (`--sampler <spec>`). The kinds are one table (SamplerKinds():
+// name, usage, one-line summary, availability, factory); `samplecheck list`, the `--sampler` help of every command
+// and the error for an unknown kind are all printed from it. A new kind is its source file (the sampler and its
+// factory), one entry in src/sampler_registry.cpp and its test.
+//
+//   spec := kind [":" argument]     the kind is the text before the first ':'
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "samplecheck/core/error.h"
+#include "samplecheck/samplers/sampler.h"
+
+namespace samplecheck::harness {
+
+struct SamplerOptions {
+  std::string profile = "vllm";  // semantics profile for samplers that implement several (exact, cuda, mutants)
+};
+
+// A --sampler spec split at its first ':'.
+struct SamplerSpec {
+  std::string_view text;  // the whole spec
+  std::string_view kind;  // before the first ':'
+  std::string_view arg;   // after it ("" when there is none)
+  bool has_arg = false;   // the spec has a ':'
+};
+
+using SamplerFactory = std::function<Result<std::unique_ptr<Sampler>>(const SamplerSpec&, const SamplerOptions&)>;
+
+struct SamplerKind {
+  std::string name;       // "exact"
+  std::string usage;      // "exact[:profile]"
+  std::string summary;    // one line
+  bool available = true;  // false: not built into this program (cuda without CUDA)
+  SamplerFactory make;
+};
+
+// Every kind this program knows, in the order `list` prints them.
+const std::vector<SamplerKind>& SamplerKinds();
+
+// kInvalidArgument for an unknown kind or malformed spec (the message lists the known kinds); kPlugin for a
+// plugin or process that fails to load or to handshake; kUnsupported for `cuda` without a GPU or without CUDA.
+Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view spec, const SamplerOptions& options);
+
+// The help text of a --sampler option: "sampler spec: exact[:profile], cuda[:profile], ..." from the table.
+std::string SamplerSpecHelp();
+
+// A malformed spec: kInvalidArgument "malformed sampler spec '<spec>': <why>; known kinds: ...". For factories.
+Error MalformedSamplerSpec(std::string_view spec, const std::string& why);
+
+}  // namespace samplecheck::harness

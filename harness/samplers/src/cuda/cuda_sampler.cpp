@@ -1,0 +1,295 @@
+// The `cuda` sampler: samplecheck::kernels behind the Sampler interface (see cuda_sampler.h).
+#include "samplecheck/samplers/cuda_sampler.h"
+#include "samplecheck/samplers/cuda_sampler_launch.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "samplecheck/kernels/param_columns.h"
+#include "samplecheck/kernels/sampling.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::harness {
+namespace {
+
+Error CudaFailure(cudaError_t err, const char* what) {
+  return {ErrorCode::kCuda, std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")"};
+}
+
+Status FromKernels(const kernels::Status& st) {
+  if (st.ok()) return Status::Ok();
+  return Error{st.code == kernels::ErrorCode::kInvalidArgument ? ErrorCode::kInvalidArgument : ErrorCode::kCuda,
+               st.message};
+}
+
+#define SC_CUDA(call)                                        \
+  do {                                                       \
+    const cudaError_t sc_err = (call);                       \
+    if (sc_err != cudaSuccess) return CudaFailure(sc_err, #call); \
+  } while (0)
+
+// A device buffer that only grows.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  Status Reserve(size_t bytes) {
+    if (bytes <= size_) return Status::Ok();
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    size_ = 0;
+    SC_CUDA(cudaMalloc(&ptr_, bytes));
+    size_ = bytes;
+    return Status::Ok();
+  }
+  template <class T>
+  T* As() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+class CudaSampler final : public Sampler {
+ public:
+  CudaSampler(kernels::Profile kernel_profile, const Profile& profile, std::string name = "",
+              CudaSampleLaunch launch = nullptr)
+      : kernel_profile_(kernel_profile), profile_(profile), name_(std::move(name)), launch_(std::move(launch)) {}
+  ~CudaSampler() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  Status Init() {
+    SC_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    return Status::Ok();
+  }
+
+  std::string Name() const override { return name_.empty() ? "cuda:" + std::string(profile_.name) : name_; }
+
+  Capabilities GetCapabilities() const override {
+    Capabilities caps;
+    caps.processed_distribution = !launch_;
+    caps.count_draws = true;
+    caps.deterministic = true;
+    caps.profile = std::string(profile_.name);
+    return caps;
+  }
+
+  Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
+    if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
+    if (batch.rows == 0) return Status::Ok();
+    if (batch.vocab == 0) {  // like the exact sampler: an empty row cannot be sampled
+      for (int32_t& t : tokens) t = kInvalidToken;
+      return Status::Ok();
+    }
+    const int64_t rows = batch.rows;
+    const size_t elements = static_cast<size_t>((rows - 1) * batch.row_stride + batch.vocab);
+    if (Status st = logits_.Reserve(elements * sizeof(float)); !st.ok()) return st;
+    if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    if (Status st = indices_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), batch.logits, elements * sizeof(float), cudaMemcpyHostToDevice,
+                            stream_));
+    // Through the kernels' row indirection, in reverse: kernel batch row b samples logits row rows - 1 - b with
+    // that row's parameters, and the tokens are put back in order. A correct kernel draws the same tokens as with
+    // the identity (batch invariance); one that reads a row's parameters at its logits row instead of its batch row
+    // (cuda:params-by-logits-row, FlashInfer's top_p_arr[row_idx]) gets another row's parameters, which every
+    // property that mixes parameters in a batch sees.
+    std::vector<int32_t> reversed(static_cast<size_t>(rows));
+    std::vector<SamplingParams> reversed_params(static_cast<size_t>(rows));
+    for (int64_t b = 0; b < rows; ++b) {
+      reversed[static_cast<size_t>(b)] = static_cast<int32_t>(rows - 1 - b);
+      reversed_params[static_cast<size_t>(b)] = params[static_cast<size_t>(rows - 1 - b)];
+    }
+    SC_CUDA(cudaMemcpyAsync(indices_.As<int32_t>(), reversed.data(), rows * sizeof(int32_t), cudaMemcpyHostToDevice,
+                            stream_));
+    const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(reversed_params);
+    kernels::LogitsBatch lb;
+    lb.dtype = kernels::DType::kFloat32;
+    lb.data = logits_.As<float>();
+    lb.vocab = batch.vocab;
+    lb.row_stride = batch.row_stride;
+    lb.logits_rows = rows;
+    lb.batch = rows;
+    lb.row_indices = indices_.As<int32_t>();
+    if (Status st = FromKernels(Launch(lb, columns.View(), tokens_.As<int32_t>())); !st.ok()) return st;
+    std::vector<int32_t> drawn(static_cast<size_t>(rows));
+    SC_CUDA(cudaMemcpyAsync(drawn.data(), tokens_.As<int32_t>(), rows * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                            stream_));
+    SC_CUDA(cudaStreamSynchronize(stream_));
+    for (int64_t b = 0; b < rows; ++b) tokens[static_cast<size_t>(rows - 1 - b)] = drawn[static_cast<size_t>(b)];
+    return Status::Ok();
+  }
+
+  Result<std::vector<double>> ProcessedDistribution(std::span<const float> row,
+                                                    const SamplingParams& params) override {
+    if (launch_) return Unsupported(Name() + " only samples: it exposes no processed distribution");
+    if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
+    const int64_t vocab = static_cast<int64_t>(row.size());
+    if (vocab == 0) return Error{ErrorCode::kInvalidRow, "empty row (vocab = 0)"};
+    if (Status st = UploadRow(row); !st.ok()) return st.error();
+    if (Status st = probs_.Reserve(row.size() * sizeof(float) + sizeof(int32_t)); !st.ok()) return st.error();
+    kernels::LogitsBatch lb;
+    lb.data = logits_.As<float>();
+    lb.vocab = vocab;
+    lb.batch = 1;
+    kernels::ProcessedOutputs out;
+    out.probs = probs_.As<float>();
+    int32_t* status_dev = reinterpret_cast<int32_t*>(probs_.As<float>() + row.size());
+    out.row_status = status_dev;
+    if (Status st = FromKernels(
+            kernels::ComputeProcessedDistribution(lb, kernels::ScalarParams(params), kernel_profile_, out, stream_));
+        !st.ok()) {
+      return st.error();
+    }
+    std::vector<float> probs(row.size());
+    int32_t row_status = 0;
+    if (cudaError_t e = cudaMemcpyAsync(probs.data(), out.probs, row.size() * sizeof(float), cudaMemcpyDeviceToHost,
+                                        stream_);
+        e != cudaSuccess) {
+      return CudaFailure(e, "cudaMemcpyAsync(probs)");
+    }
+    if (cudaError_t e = cudaMemcpyAsync(&row_status, status_dev, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
+        e != cudaSuccess) {
+      return CudaFailure(e, "cudaMemcpyAsync(row_status)");
+    }
+    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess) return CudaFailure(e, "ProcessedDistribution");
+    if (row_status == kernels::kRowInvalid) {
+      return Error{ErrorCode::kInvalidRow, "the row has a NaN logit or every logit is -inf"};
+    }
+    return std::vector<double>(probs.begin(), probs.end());
+  }
+
+  Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
+                    std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
+    if (Status st = CheckCountDrawsArgs(row, params, histogram.size(), profile_); !st.ok()) return st;
+    if (row.empty()) {
+      if (invalid_draws) *invalid_draws += draws;
+      return Status::Ok();
+    }
+    if (launch_) return CountDrawsThroughLauncher(row, params, draws, histogram, invalid_draws);
+    if (Status st = UploadRow(row); !st.ok()) return st;
+    if (Status st = histogram_.Reserve(row.size() * sizeof(uint64_t) + sizeof(int32_t)); !st.ok()) return st;
+    uint64_t* hist_dev = histogram_.As<uint64_t>();
+    int32_t* status_dev = reinterpret_cast<int32_t*>(hist_dev + row.size());
+    SC_CUDA(cudaMemsetAsync(hist_dev, 0, row.size() * sizeof(uint64_t), stream_));
+    kernels::DeviceRow dr{kernels::DType::kFloat32, logits_.As<float>(), static_cast<int64_t>(row.size())};
+    const kernels::SamplingParams kp = kernels::ScalarParams(params);
+    if (Status st = FromKernels(
+            kernels::CountDraws(dr, kernels::RowParamsAt(kp, 0), kernel_profile_, draws, hist_dev, status_dev, stream_));
+        !st.ok()) {
+      return st;
+    }
+    std::vector<uint64_t> counts(row.size());
+    int32_t row_status = 0;
+    SC_CUDA(cudaMemcpyAsync(counts.data(), hist_dev, row.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    SC_CUDA(cudaMemcpyAsync(&row_status, status_dev, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+    SC_CUDA(cudaStreamSynchronize(stream_));
+    if (row_status == kernels::kRowInvalid) {
+      if (invalid_draws) *invalid_draws += draws;
+      return Status::Ok();
+    }
+    for (size_t i = 0; i < counts.size(); ++i) histogram[i] += counts[i];
+    return Status::Ok();
+  }
+
+ private:
+  kernels::Status Launch(const kernels::LogitsBatch& lb, const kernels::SamplingParams& kp, int32_t* tokens) {
+    return launch_ ? launch_(lb, kp, kernel_profile_, tokens, nullptr, stream_)
+                   : kernels::SampleFromLogits(lb, kp, kernel_profile_, tokens, nullptr, stream_);
+  }
+
+  // What Sampler::CountDraws does (draw i of the row with offset params.offset + i, through Sample's kernel), with
+  // the row uploaded once: each batch is kBatch index-replicated copies of it (row_indices all 0).
+  Status CountDrawsThroughLauncher(std::span<const float> row, const SamplingParams& params, uint64_t draws,
+                                   std::span<uint64_t> histogram, uint64_t* invalid_draws) {
+    constexpr uint64_t kBatch = 65536;
+    const uint64_t rows = std::min<uint64_t>(kBatch, std::max<uint64_t>(draws, 1));
+    if (Status st = UploadRow(row); !st.ok()) return st;
+    if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    if (Status st = indices_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    SC_CUDA(cudaMemsetAsync(indices_.As<int32_t>(), 0, rows * sizeof(int32_t), stream_));
+    std::vector<SamplingParams> batch_params(rows, params);
+    std::vector<int32_t> tokens(rows);
+    const int64_t vocab = static_cast<int64_t>(row.size());
+    uint64_t invalid = 0;
+    for (uint64_t done = 0; done < draws;) {
+      const uint64_t n = std::min(rows, draws - done);
+      for (uint64_t i = 0; i < n; ++i) batch_params[i].offset = params.offset + done + i;
+      const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(std::span(batch_params).first(n));
+      kernels::LogitsBatch lb;
+      lb.dtype = kernels::DType::kFloat32;
+      lb.data = logits_.As<float>();
+      lb.vocab = vocab;
+      lb.logits_rows = 1;
+      lb.batch = static_cast<int64_t>(n);
+      lb.row_indices = indices_.As<int32_t>();
+      if (Status st = FromKernels(Launch(lb, columns.View(), tokens_.As<int32_t>())); !st.ok()) return st;
+      SC_CUDA(cudaMemcpyAsync(tokens.data(), tokens_.As<int32_t>(), n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                              stream_));
+      SC_CUDA(cudaStreamSynchronize(stream_));
+      for (uint64_t i = 0; i < n; ++i) {
+        const int32_t t = tokens[i];
+        if (t < 0 || t >= vocab) {
+          ++invalid;
+        } else {
+          ++histogram[static_cast<size_t>(t)];
+        }
+      }
+      done += n;
+    }
+    if (invalid_draws) *invalid_draws += invalid;
+    return Status::Ok();
+  }
+
+  Status UploadRow(std::span<const float> row) {
+    if (Status st = logits_.Reserve(row.size() * sizeof(float)); !st.ok()) return st;
+    SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), row.data(), row.size() * sizeof(float), cudaMemcpyHostToDevice,
+                            stream_));
+    return Status::Ok();
+  }
+
+  kernels::Profile kernel_profile_;
+  const Profile& profile_;
+  std::string name_;         // "" = cuda:<profile>
+  CudaSampleLaunch launch_;  // null = kernels::SampleFromLogits (and the CountDraws fast path)
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer logits_, tokens_, probs_, histogram_, indices_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile) {
+  return MakeCudaSampler(profile, "", nullptr);
+}
+
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch) {
+  kernels::Profile kernel_profile;
+  if (!kernels::ParseProfile(profile, &kernel_profile)) {
+    return InvalidArgument("the cuda sampler implements the profiles vllm and hf, not '" + std::string(profile) + "'");
+  }
+  const Profile* reference_profile = FindProfile(profile);
+  if (reference_profile == nullptr) {
+    return InvalidArgument("profile '" + std::string(profile) + "' is not defined by reference/");
+  }
+  int devices = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
+    return Error{ErrorCode::kCuda, std::string("the cuda sampler needs a CUDA device: ") +
+                                       (e != cudaSuccess ? cudaGetErrorString(e) : "none found")};
+  }
+  auto sampler = std::make_unique<CudaSampler>(kernel_profile, *reference_profile, std::move(name), std::move(launch));
+  if (Status st = sampler->Init(); !st.ok()) return st.error();
+  return std::unique_ptr<Sampler>(std::move(sampler));
+}
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,87 @@
+#include "samplecheck/samplers/sampler.h"
+
+#include <algorithm>
+#include <string>
+
+namespace samplecheck::harness {
+
+Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots, int64_t min_vocab) {
+  if (batch.rows < 0 || batch.vocab < min_vocab || batch.row_stride < batch.vocab) {
+    return InvalidArgument("malformed batch: rows = " + std::to_string(batch.rows) + ", vocab = " +
+                           std::to_string(batch.vocab) + ", row_stride = " + std::to_string(batch.row_stride) +
+                           " (rows >= 0, row_stride >= vocab >= " + std::to_string(min_vocab) + ")");
+  }
+  if (batch.rows > 0 && batch.logits == nullptr) return InvalidArgument("malformed batch: logits is null");
+  if (params != static_cast<size_t>(batch.rows) || token_slots != static_cast<size_t>(batch.rows)) {
+    return InvalidArgument("batch has " + std::to_string(batch.rows) + " rows but " + std::to_string(params) +
+                           " params and " + std::to_string(token_slots) + " token slots (one of each per row)");
+  }
+  return Status::Ok();
+}
+
+Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
+                       const Profile& profile) {
+  if (Status st = CheckBatchShape(batch, params.size(), token_slots); !st.ok()) return st;
+  // Every row's params are validated before anything is drawn: one bad row fails the call.
+  for (size_t r = 0; r < params.size(); ++r) {
+    if (auto bad = ValidateParams(params[r], profile)) {
+      return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckCountDrawsArgs(std::span<const float> row, const SamplingParams& params, size_t histogram_cells,
+                           const Profile& profile) {
+  if (histogram_cells != row.size()) {
+    return InvalidArgument("histogram has " + std::to_string(histogram_cells) + " cells, the row has " +
+                           std::to_string(row.size()) + " tokens");
+  }
+  if (auto bad = ValidateParams(params, profile)) return bad->ToError();
+  return Status::Ok();
+}
+
+Result<std::vector<double>> Sampler::ProcessedDistribution(std::span<const float>, const SamplingParams&) {
+  return Unsupported(Name() + " does not expose its processed distribution");
+}
+
+Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
+                           std::span<uint64_t> histogram, uint64_t* invalid_draws) {
+  const int64_t vocab = static_cast<int64_t>(row.size());
+  if (histogram.size() != row.size()) {
+    return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
+                           std::to_string(vocab) + " tokens");
+  }
+  // Replicate the row into a batch (row_stride 0 would alias; the batch is explicit so samplers that assume
+  // distinct rows stay correct) and draw in chunks.
+  // At most 4096 rows and at most 64 MiB of replicated logits per chunk (a 1e6-token row is 4 MB).
+  constexpr uint64_t kMaxRows = 4096;
+  constexpr uint64_t kMaxBytes = 64ull << 20;
+  const uint64_t rows_by_memory = std::max<uint64_t>(1, kMaxBytes / (sizeof(float) * std::max<size_t>(row.size(), 1)));
+  const uint64_t rows = std::min({kMaxRows, rows_by_memory, std::max<uint64_t>(draws, 1)});
+  std::vector<float> replicated(rows * row.size());
+  for (uint64_t r = 0; r < rows; ++r) std::copy(row.begin(), row.end(), replicated.begin() + r * row.size());
+  std::vector<SamplingParams> batch_params(rows, params);
+  std::vector<int32_t> tokens(rows);
+  uint64_t invalid = 0;
+  for (uint64_t done = 0; done < draws;) {
+    const uint64_t n = std::min(rows, draws - done);
+    for (uint64_t i = 0; i < n; ++i) batch_params[i].offset = params.offset + done + i;
+    RowBatch batch{replicated.data(), static_cast<int64_t>(n), vocab, vocab};
+    Status st = Sample(batch, std::span(batch_params).first(n), std::span(tokens).first(n));
+    if (!st.ok()) return st;
+    for (uint64_t i = 0; i < n; ++i) {
+      const int32_t t = tokens[i];
+      if (t < 0 || t >= vocab) {
+        ++invalid;
+      } else {
+        ++histogram[t];
+      }
+    }
+    done += n;
+  }
+  if (invalid_draws) *invalid_draws += invalid;
+  return Status::Ok();
+}
+
+}  // namespace samplecheck::harness

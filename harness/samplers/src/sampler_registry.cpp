@@ -1,0 +1,135 @@
+// The sampler kinds (sampler_registry.h). A kind's factory receives the spec split at its first ':'.
+//
+//   exact [":" profile] | cuda [":" profile]   a profile in the spec overrides SamplerOptions::profile, so
+//                                              `--sampler exact:hf --profile vllm` checks the hf sampler against
+//                                              vllm semantics
+//   mutant ":" name
+//   plugin ":" path [":" config]               the path ends at the next ':' (config is everything after it)
+//                                              unless the whole rest names an existing file
+//   process ":" command
+#include "samplecheck/samplers/sampler_registry.h"
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "samplecheck/samplers/exact_sampler.h"
+#include "samplecheck/samplers/mutants.h"
+#include "samplecheck/samplers/plugin_sampler.h"
+#include "samplecheck/samplers/process_sampler.h"
+#ifdef SAMPLECHECK_HAVE_CUDA
+#include "samplecheck/samplers/cuda_sampler.h"
+#endif
+
+namespace samplecheck::harness {
+namespace {
+
+#ifdef SAMPLECHECK_HAVE_CUDA
+constexpr bool kHaveCuda = true;
+#else
+constexpr bool kHaveCuda = false;
+#endif
+
+bool IsFile(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string KnownKinds() {
+  std::string kinds;
+  for (const SamplerKind& kind : SamplerKinds()) kinds += (kinds.empty() ? "" : ", ") + kind.usage;
+  return kinds;
+}
+
+// exact[:profile], cuda[:profile]: the profile of the spec, else the options'.
+Result<std::string> ProfileOf(const SamplerSpec& spec, const SamplerOptions& options) {
+  if (spec.has_arg && spec.arg.empty()) {
+    return MalformedSamplerSpec(spec.text, "an empty profile after '" + std::string(spec.kind) + ":'");
+  }
+  return spec.has_arg ? std::string(spec.arg) : options.profile;
+}
+
+Result<std::unique_ptr<Sampler>> MakeExact(const SamplerSpec& spec, const SamplerOptions& options) {
+  auto profile = ProfileOf(spec, options);
+  if (!profile.ok()) return profile.error();
+  return MakeExactSampler(*profile);
+}
+
+Result<std::unique_ptr<Sampler>> MakeCuda(const SamplerSpec& spec, const SamplerOptions& options) {
+  auto profile = ProfileOf(spec, options);
+  if (!profile.ok()) return profile.error();
+#ifdef SAMPLECHECK_HAVE_CUDA
+  return MakeCudaSampler(*profile);
+#else
+  return Unsupported("sampler 'cuda' is not available: this samplecheck was built without CUDA (configure with "
+                     "-DSAMPLECHECK_CUDA=ON on a machine with nvcc); use 'exact' for the CPU reference sampler");
+#endif
+}
+
+Result<std::unique_ptr<Sampler>> MakeMutant(const SamplerSpec& spec, const SamplerOptions& options) {
+  if (spec.arg.empty()) return MalformedSamplerSpec(spec.text, "a mutant needs a name (mutant:<name>)");
+  return MakeMutantSampler(spec.arg, options);
+}
+
+Result<std::unique_ptr<Sampler>> MakePlugin(const SamplerSpec& spec, const SamplerOptions&) {
+  const std::string_view arg = spec.arg;
+  if (arg.empty()) return MalformedSamplerSpec(spec.text, "a plugin needs a library path (plugin:<path.so>[:config])");
+  std::string path(arg);
+  std::string config;
+  const size_t split = arg.find(':');
+  if (split != std::string_view::npos && !IsFile(path)) {
+    path = std::string(arg.substr(0, split));
+    config = std::string(arg.substr(split + 1));
+  }
+  if (path.empty()) return MalformedSamplerSpec(spec.text, "a plugin needs a library path (plugin:<path.so>[:config])");
+  return MakePluginSampler(path, config);
+}
+
+Result<std::unique_ptr<Sampler>> MakeProcess(const SamplerSpec& spec, const SamplerOptions&) {
+  if (spec.arg.find_first_not_of(" \t") == std::string_view::npos) {
+    return MalformedSamplerSpec(spec.text, "a process needs a command (process:<command>)");
+  }
+  return MakeProcessSampler(spec.arg, ProcessSamplerOptions::FromEnvironment());
+}
+
+}  // namespace
+
+const std::vector<SamplerKind>& SamplerKinds() {
+  static const std::vector<SamplerKind> kinds = {
+      {"exact", "exact[:profile]",
+       "the reference's exact CPU sampler (inverse CDF, Philox); profile from the spec or --profile", true, MakeExact},
+      {"cuda", "cuda[:profile]",
+       kHaveCuda ? "samplecheck's CUDA kernels (needs a GPU at run time)" : "samplecheck's CUDA kernels (not built in)",
+       kHaveCuda, MakeCuda},
+      {"mutant", "mutant:<name>", "the correct sampler plus one injected fault (the mutant zoo)", true, MakeMutant},
+      {"plugin", "plugin:<path.so>[:config]", "a shared library speaking the C ABI of docs/plugin-abi.md", true,
+       MakePlugin},
+      {"process", "process:<command>", "an external program speaking docs/process-protocol.md on stdin/stdout", true,
+       MakeProcess},
+  };
+  return kinds;
+}
+
+Error MalformedSamplerSpec(std::string_view spec, const std::string& why) {
+  return InvalidArgument("malformed sampler spec '" + std::string(spec) + "': " + why + "; known kinds: " +
+                         KnownKinds());
+}
+
+std::string SamplerSpecHelp() { return "sampler spec: " + KnownKinds(); }
+
+Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view text, const SamplerOptions& options) {
+  if (text.empty()) return MalformedSamplerSpec(text, "the spec is empty");
+  const size_t colon = text.find(':');
+  SamplerSpec spec;
+  spec.text = text;
+  spec.kind = text.substr(0, colon);
+  spec.has_arg = colon != std::string_view::npos;
+  spec.arg = spec.has_arg ? text.substr(colon + 1) : std::string_view();
+  for (const SamplerKind& kind : SamplerKinds()) {
+    if (kind.name == spec.kind) return kind.make(spec, options);
+  }
+  return InvalidArgument("unknown sampler kind '" + std::string(spec.kind) + "' in spec '" + std::string(text) +
+                         "'; known kinds: " + KnownKinds());
+}
+
+}  // namespace samplecheck::harness

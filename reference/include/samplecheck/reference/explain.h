@@ -1,0 +1,28 @@
+// `samplecheck explain`: the reference's processed distribution of one row as text, with margins and ambiguous
+// tokens, and every profile side by side on that row (where they disagree).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "samplecheck/reference/distribution.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck {
+
+// The kept set by probability (at most max_tokens rows), the boundary decisions with their margins in fp32 ulps,
+// and the ambiguous tokens of `dist` (ComputeDistribution of `row` under `profile`).
+std::string ExplainDistribution(const std::vector<float>& row, const SamplingParams& params, const Profile& profile,
+                                const ProcessedDistribution& dist, int64_t max_tokens);
+
+// Every profile on one row: kept count, ambiguous count, total variation against `anchor`, greedy; then the tokens
+// kept by some profiles and dropped by others, with each profile's probability.
+std::string CompareProfiles(const std::vector<float>& row, const SamplingParams& params, const Profile& anchor,
+                            const ReferenceOptions& ref, int64_t max_tokens);
+
+// Total variation 1/2 sum |a - b| between two processed distributions of the same row.
+long double TotalVariationBetween(const ProcessedDistribution& a, const ProcessedDistribution& b);
+
+}  // namespace samplecheck

@@ -1,0 +1,139 @@
+// The case checks as objects (checks.h): each writes exactly its report keys, reads its outcomes back from them,
+// and rejects malformed fields with kParse naming the check; the verdict reads the outcomes generically.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/checks.h"
+#include "samplecheck/reference/exact_sampler.h"
+#include "samplecheck/reference/logits.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::harness {
+namespace {
+
+// A top-k case of 2e5 exact draws, prepared and drawn (fixed seeds).
+struct DrawnCase {
+  PreparedCase pc;
+  std::vector<uint64_t> histogram;
+};
+
+DrawnCase Drawn(uint64_t draws = 200000) {
+  CaseSpec spec;
+  spec.name = "unit";
+  spec.row = *ParseRowSpec(nlohmann::json::parse(R"({"kind":"gaussian","vocab":1000,"sigma":2})"));
+  spec.params.top_k = 50;
+  CaseBudget budget;
+  budget.alpha_per_test = 1e-6;
+  budget.tv = 1e-2;
+  budget.min_draws = draws;
+  budget.max_draws = draws;
+  auto pc = PrepareCase(spec, *FindProfile("vllm"), 42, 42, budget);
+  EXPECT_TRUE(pc.ok());
+  DrawnCase d{*pc, std::vector<uint64_t>(pc->row.size(), 0)};
+  EXPECT_TRUE(ExactCountDraws(LogitsView::Fp32(d.pc.row), d.pc.result.params, *FindProfile("vllm"), draws, d.histogram)
+                  .ok());
+  return d;
+}
+
+TEST(CaseChecksTest, EveryCheckWritesExactlyItsReportKeysAndNamesAreUnique) {
+  DrawnCase d = Drawn();
+  const CaseEvidence evidence{d.pc.result, d.pc.p0, d.pc.binning, d.histogram, 0, ""};
+  std::set<std::string> names, keys;
+  for (const auto& check : CaseChecks()) {
+    EXPECT_TRUE(names.insert(std::string(check->Name())).second) << check->Name();
+    EXPECT_EQ(FindCaseCheck(check->Name()), check.get());
+    EXPECT_FALSE(check->Summary().empty()) << check->Name();
+    const nlohmann::json fields = check->Evaluate(evidence);
+    std::set<std::string> written;
+    for (const auto& [key, value] : fields.items()) written.insert(key);
+    const std::vector<std::string> declared = check->ReportKeys();
+    EXPECT_EQ(written, std::set<std::string>(declared.begin(), declared.end())) << check->Name();
+    for (const std::string& k : declared) EXPECT_TRUE(keys.insert(k).second) << "key " << k << " written twice";
+  }
+  EXPECT_EQ(FindCaseCheck("no-such-check"), nullptr);
+}
+
+TEST(CaseChecksTest, ExactDrawsGiveOnePValuePerBinningPlusMaxZAndNoHardFailure) {
+  DrawnCase d = Drawn();
+  EvaluateCase(d.pc, d.histogram, 0);
+  const CaseResult& r = d.pc.result;
+  EXPECT_EQ(r.HardViolations(), 0u);
+  EXPECT_EQ(r.OutcomesOf("pearson").size(), StoredBinnings(r).size());
+  ASSERT_EQ(r.OutcomesOf("max-abs-z").size(), 1u);
+  EXPECT_EQ(r.OutcomesOf("max-abs-z")[0]->test, "max-|z| token " + std::to_string(StoredMaxAbsZTest(r).token));
+  EXPECT_EQ(r.tests, r.OutcomesOf("pearson").size() + 1);
+  for (const CheckOutcome& o : r.outcomes) EXPECT_FALSE(o.Fails()) << o.test << ": " << o.finding;
+}
+
+TEST(CaseChecksTest, SupportFindingNamesTheCountTheInvalidTokensAndTheWorstToken) {
+  DrawnCase d = Drawn(100000);
+  int32_t dropped = -1;
+  for (size_t t = 0; t < d.pc.p0.size(); ++t) {
+    if (d.pc.p0[t] == 0) dropped = static_cast<int32_t>(t);
+  }
+  ASSERT_GE(dropped, 0);
+  d.histogram[static_cast<size_t>(dropped)] += 7;
+  EvaluateCase(d.pc, d.histogram, 2, "plugin error: boom");
+  const auto support = d.pc.result.OutcomesOf("support");
+  ASSERT_EQ(support.size(), 2u);
+  EXPECT_EQ(support[0]->finding, "sampler error: plugin error: boom");
+  EXPECT_EQ(support[1]->violations, 9u);
+  // The invalid draws lead the offenders (token -1), then the most frequent masked token.
+  EXPECT_EQ(support[1]->finding, "9 support violation(s) (2 invalid token(s)), e.g. token -1 drawn 2x outside the "
+                                 "kept set");
+  CampaignReport report;
+  report.alpha = 1e-4;
+  report.cases.push_back(d.pc.result);
+  ApplyCampaignVerdict(report);
+  EXPECT_EQ(report.cases[0].status, CaseStatus::kFail);
+  EXPECT_EQ(report.cases[0].reason.rfind("sampler error: plugin error: boom; 9 support violation(s)", 0), 0u)
+      << report.cases[0].reason;
+}
+
+TEST(CaseChecksTest, MalformedFieldsAreParseErrorsNamingTheCheck) {
+  DrawnCase d = Drawn();
+  EvaluateCase(d.pc, d.histogram, 0);
+  for (const auto& check : CaseChecks()) {
+    for (const std::string& key : check->ReportKeys()) {
+      nlohmann::json fields = nlohmann::json::object();
+      for (const std::string& k : check->ReportKeys()) fields[k] = d.pc.result.checks[k];
+      fields[key] = "garbage";
+      auto outcomes = check->Outcomes(fields, d.pc.result);
+      ASSERT_FALSE(outcomes.ok()) << check->Name() << " accepted a garbage " << key;
+      EXPECT_EQ(outcomes.error().code, ErrorCode::kParse);
+      EXPECT_NE(outcomes.error().message.find("check " + std::string(check->Name())), std::string::npos)
+          << outcomes.error().message;
+    }
+  }
+}
+
+TEST(CaseChecksTest, ReadingTheFieldsBackGivesTheSameOutcomes) {
+  DrawnCase d = Drawn();
+  EvaluateCase(d.pc, d.histogram, 0);
+  nlohmann::json case_object = d.pc.result.checks;
+  CaseResult back = d.pc.result;
+  ASSERT_TRUE(ReadCaseChecks(case_object, back).ok());
+  ASSERT_EQ(back.outcomes.size(), d.pc.result.outcomes.size());
+  for (size_t i = 0; i < back.outcomes.size(); ++i) {
+    EXPECT_EQ(back.outcomes[i].test, d.pc.result.outcomes[i].test);
+    EXPECT_EQ(back.outcomes[i].p_value, d.pc.result.outcomes[i].p_value);
+    EXPECT_EQ(back.outcomes[i].draws_for_power, d.pc.result.outcomes[i].draws_for_power);
+  }
+  case_object.erase("max_abs_z");
+  const Status missing = ReadCaseChecks(case_object, back);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("max_abs_z"), std::string::npos) << missing.error().message;
+}
+
+TEST(CaseChecksTest, JsonNumbersRoundTripInfinityAndNan) {
+  EXPECT_EQ(ReadJsonNumber(JsonNumber(1.5)), 1.5);
+  EXPECT_EQ(ReadJsonNumber(JsonNumber(INFINITY)), INFINITY);
+  EXPECT_EQ(ReadJsonNumber(JsonNumber(-INFINITY)), -INFINITY);
+  EXPECT_TRUE(std::isnan(ReadJsonNumber(JsonNumber(NAN))));
+  EXPECT_THROW(ReadJsonNumber(nlohmann::json("1.5")), std::exception);
+}
+
+}  // namespace
+}  // namespace samplecheck::harness

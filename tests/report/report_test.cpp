@@ -1,0 +1,111 @@
+// Units of the report library: the JSON round trip and its parse errors, the HTML report, the A/B test of two
+// reports. Deterministic (fixed seeds).
+#include <gtest/gtest.h>
+
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/report/ab_test.h"
+#include "samplecheck/report/html_report.h"
+#include "samplecheck/report/report.h"
+
+namespace samplecheck::harness {
+namespace {
+
+CampaignReport SmallSmokeReport(const std::string& sampler, uint64_t draw_seed = 1) {
+  auto suite = LoadSuite("smoke");
+  EXPECT_TRUE(suite.ok());
+  suite->cases.resize(4);
+  CampaignOptions options;
+  options.sampler_spec = sampler;
+  options.max_draws = 30000;
+  options.seed = 1;
+  options.draw_seed = draw_seed;
+  options.progress = Progress::Mode::kQuiet;
+  options.version = "test";
+  auto report = RunCampaign(*suite, options);
+  EXPECT_TRUE(report.ok()) << report.error().message;
+  return report.ok() ? *report : CampaignReport{};
+}
+
+TEST(ReportTest, RoundTripKeepsEveryFieldAndEveryOutcome) {
+  const CampaignReport report = SmallSmokeReport("exact");
+  const nlohmann::json j = ReportToJson(report);
+  auto back = ReportFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(ReportToJson(*back), j);
+  ASSERT_EQ(back->cases.size(), 4u);
+  for (size_t i = 0; i < back->cases.size(); ++i) {
+    const CaseResult& a = report.cases[i];
+    const CaseResult& b = back->cases[i];
+    EXPECT_EQ(StoredBinnings(b).size(), StoredBinnings(a).size()) << a.name;
+    ASSERT_EQ(b.outcomes.size(), a.outcomes.size()) << a.name;
+    for (size_t k = 0; k < a.outcomes.size(); ++k) {
+      EXPECT_EQ(b.outcomes[k].test, a.outcomes[k].test);
+      EXPECT_EQ(b.outcomes[k].p_value, a.outcomes[k].p_value);
+      EXPECT_EQ(b.outcomes[k].violations, a.outcomes[k].violations);
+    }
+  }
+  // The gate recomputes the same verdict from the stored fields.
+  CampaignReport recomputed = *back;
+  ApplyCampaignVerdict(recomputed);
+  for (size_t i = 0; i < report.cases.size(); ++i) {
+    EXPECT_EQ(recomputed.cases[i].status, report.cases[i].status);
+    EXPECT_EQ(recomputed.cases[i].p_value, report.cases[i].p_value);
+  }
+}
+
+TEST(ReportTest, MalformedReportsAreParseErrors) {
+  EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"({"schema":"samplecheck-report/2"})")).ok());
+  EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"({"schema":"samplecheck-report/1"})")).ok());
+  EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"([1,2])")).ok());
+  EXPECT_EQ(LoadReport("/nonexistent/r.json").error().code, ErrorCode::kIo);
+}
+
+TEST(ReportTest, ACaseWithoutACheckFieldsIsAParseErrorNamingTheCheck) {
+  nlohmann::json j = ReportToJson(SmallSmokeReport("exact"));
+  j["cases"][1].erase("binnings");
+  auto back = ReportFromJson(j);
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().code, ErrorCode::kParse);
+  EXPECT_NE(back.error().message.find("case 1"), std::string::npos) << back.error().message;
+  EXPECT_NE(back.error().message.find("check pearson"), std::string::npos) << back.error().message;
+}
+
+TEST(ReportTest, HtmlIsSelfContainedAndShowsEveryOutcome) {
+  const CampaignReport report = SmallSmokeReport("mutant:leak-1e-4");
+  const std::string html = RenderHtmlReport(report);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  for (const CaseResult& c : report.cases) {
+    for (const CheckOutcome& o : c.outcomes) EXPECT_NE(html.find(">" + o.test + "<"), std::string::npos) << o.test;
+  }
+}
+
+TEST(AbTest, IdenticalDrawsAreTheSameAndAFaultDiffers) {
+  const CampaignReport base = SmallSmokeReport("exact");
+  auto same = CompareWithBaseline(base, base);
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  EXPECT_GT(same->compared, 0u);
+  EXPECT_TRUE(same->Same());
+  EXPECT_NE(FormatAbComparison(*same, "base.json").find("A/B VERDICT: SAME"), std::string::npos);
+  // A no-renormalization mutant changes the head distribution grossly (TV > 0.1 on a filtered case).
+  const CampaignReport mutant = SmallSmokeReport("mutant:no-renorm-cdf");
+  auto differ = CompareWithBaseline(mutant, base);
+  ASSERT_TRUE(differ.ok()) << differ.error().message;
+  EXPECT_GT(differ->rejected, 0u);
+  EXPECT_NE(FormatAbComparison(*differ, "base.json").find("A/B VERDICT: DIFFER"), std::string::npos);
+}
+
+TEST(AbTest, ReportsOfOtherSeedsAreNotComparable) {
+  const CampaignReport a = SmallSmokeReport("exact");
+  CampaignReport b = a;
+  for (CaseResult& c : b.cases) c.row_seed += 1;
+  auto ab = CompareWithBaseline(a, b);
+  ASSERT_FALSE(ab.ok());
+  EXPECT_EQ(ab.error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace samplecheck::harness

@@ -1,0 +1,110 @@
+// MakeSampler's spec grammar: every kind, its malformed forms, and the messages that name what is known.
+#include "samplecheck/samplers/sampler_registry.h"
+
+#include <gtest/gtest.h>
+
+namespace samplecheck::harness {
+namespace {
+
+Error SpecError(const std::string& spec, SamplerOptions options = {}) {
+  auto sampler = MakeSampler(spec, options);
+  EXPECT_FALSE(sampler.ok()) << "spec '" << spec << "' made " << (*sampler)->Name();
+  return sampler.ok() ? Error{} : sampler.error();
+}
+
+TEST(SamplerRegistry, UnknownKindListsEveryKnownKind) {
+  const Error error = SpecError("bogus:thing");
+  EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  for (const char* word : {"bogus", "exact", "cuda", "mutant:<name>", "plugin:<path.so>[:config]", "process:<command>"}) {
+    EXPECT_NE(error.message.find(word), std::string::npos) << "'" << word << "' missing from: " << error.message;
+  }
+}
+
+TEST(SamplerRegistry, MalformedSpecsAreInvalidArgument) {
+  for (const char* spec : {"", "exact:", "cuda:", "mutant:", "plugin:", "plugin::cfg", "process:", "process:   "}) {
+    const Error error = SpecError(spec);
+    EXPECT_EQ(error.code, ErrorCode::kInvalidArgument) << "spec '" << spec << "': " << error.ToString();
+    EXPECT_NE(error.message.find("known kinds"), std::string::npos) << "spec '" << spec << "': " << error.message;
+  }
+}
+
+TEST(SamplerRegistry, ExactTakesItsProfileFromTheOptions) {
+  auto sampler = MakeSampler("exact", {.profile = "hf"});
+  ASSERT_TRUE(sampler.ok()) << sampler.error().ToString();
+  EXPECT_EQ((*sampler)->Name(), "exact:hf");
+  EXPECT_EQ((*sampler)->GetCapabilities().profile, "hf");
+}
+
+// `--sampler exact:hf --profile vllm` checks the hf sampler against vllm semantics: the spec's profile wins.
+TEST(SamplerRegistry, ProfileInTheSpecOverridesTheOptions) {
+  auto sampler = MakeSampler("exact:sglang-torch", {.profile = "vllm"});
+  ASSERT_TRUE(sampler.ok()) << sampler.error().ToString();
+  EXPECT_EQ((*sampler)->Name(), "exact:sglang-torch");
+}
+
+TEST(SamplerRegistry, ExactWithUnknownProfileListsProfiles) {
+  const Error error = SpecError("exact", {.profile = "vllm-v0"});
+  EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(error.message.find("vllm-v0"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("hf"), std::string::npos) << error.message;
+}
+
+TEST(SamplerRegistry, UnknownMutantIsInvalidArgumentNamingIt) {
+  const Error error = SpecError("mutant:no-such-mutant");
+  EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(error.message.find("no-such-mutant"), std::string::npos) << error.message;
+}
+
+TEST(SamplerRegistry, CudaIsAvailableExactlyWhenBuilt) {
+  bool listed = false;
+  for (const SamplerKind& kind : SamplerKinds()) {
+    if (kind.name != "cuda") continue;
+    listed = true;
+#ifdef SAMPLECHECK_HAVE_CUDA
+    EXPECT_TRUE(kind.available);
+#else
+    EXPECT_FALSE(kind.available);
+    const Error error = SpecError("cuda");
+    EXPECT_EQ(error.code, ErrorCode::kUnsupported);
+    EXPECT_NE(error.message.find("without CUDA"), std::string::npos) << error.message;
+#endif
+  }
+  EXPECT_TRUE(listed);
+}
+
+TEST(SamplerRegistry, ListsEveryKindWithASummaryAndTheHelpNamesEveryUsage) {
+  const auto& kinds = SamplerKinds();
+  ASSERT_EQ(kinds.size(), 5u);
+  const std::string help = SamplerSpecHelp();
+  for (const SamplerKind& kind : kinds) {
+    EXPECT_FALSE(kind.summary.empty()) << kind.name;
+    EXPECT_EQ(kind.usage.rfind(kind.name, 0), 0u) << kind.usage << " does not start with its kind " << kind.name;
+    EXPECT_NE(help.find(kind.usage), std::string::npos) << kind.usage;
+    // The unknown-kind error lists every usage too (one table behind both).
+    EXPECT_NE(SpecError("no-such-kind").message.find(kind.usage), std::string::npos) << kind.usage;
+  }
+}
+
+TEST(SamplerRegistry, PluginSpecSplitsPathAndConfig) {
+  auto plain = MakeSampler(std::string("plugin:") + SAMPLECHECK_EXAMPLE_PLUGIN, {});
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  EXPECT_EQ((*plain)->Name(), "plugin:exact-vllm");
+  auto configured = MakeSampler(std::string("plugin:") + SAMPLECHECK_EXAMPLE_PLUGIN + ":bug=no-renorm", {});
+  ASSERT_TRUE(configured.ok()) << configured.error().ToString();
+  EXPECT_EQ((*configured)->Name(), "plugin:exact-vllm:bug=no-renorm");
+}
+
+TEST(SamplerRegistry, PluginThatCannotLoadIsPluginError) {
+  const Error error = SpecError("plugin:/no/such/libplugin.so:cfg");
+  EXPECT_EQ(error.code, ErrorCode::kPlugin);
+  EXPECT_NE(error.message.find("/no/such/libplugin.so"), std::string::npos) << error.message;
+}
+
+TEST(SamplerRegistry, ProcessThatIsNotASamplerIsPluginError) {
+  const Error error = SpecError("process:exit 3");
+  EXPECT_EQ(error.code, ErrorCode::kPlugin);
+  EXPECT_NE(error.message.find("exited with status 3"), std::string::npos) << error.message;
+}
+
+}  // namespace
+}  // namespace samplecheck::harness
