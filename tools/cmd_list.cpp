@@ -3,9 +3,11 @@
 // checks of a campaign (campaign/checks.h), the properties (properties/suite.h) and the mutant zoo
 // (samplers/mutants.h). `--names` prints one name per line for scripts (scripts/properties-nightly takes its
 // profiles from `samplecheck list --profiles --names`).
-#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "command_registry.h"
 #include "samplecheck/campaign/checks.h"
@@ -28,74 +30,76 @@ struct ListOptions {
   bool names = false;
 };
 
+// One section of the listing: its title, and per entry the name (--names) and the full line.
+struct Section {
+  bool selected;
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> entries;
+};
+
+std::string Padded(const std::string& text, size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+std::vector<Section> Sections(const ListOptions& o) {
+  std::vector<Section> sections;
+  Section& samplers = sections.emplace_back(Section{o.samplers, "samplers (--sampler):", {}});
+  for (const harness::SamplerKind& k : harness::SamplerKinds()) {
+    samplers.entries.emplace_back(k.name, Padded(k.usage, 28) + " " + Padded(k.available ? "available" : "missing", 9) +
+                                              " " + k.summary);
+  }
+  Section& suites = sections.emplace_back(Section{o.suites, "suites (--suite; or a suite file, docs/suites.md):", {}});
+  for (const auto& s : harness::BuiltinSuites()) {
+    suites.entries.emplace_back(s.name, Padded(s.name, 10) + " " + Padded(std::to_string(s.cases), 3) + " cases  " +
+                                            s.description);
+  }
+  Section& profiles = sections.emplace_back(Section{o.profiles, "profiles (--profile):", {}});
+  for (const Profile* p : AllProfiles()) {
+    profiles.entries.emplace_back(std::string(p->name), Padded(std::string(p->name), 22) + " " + std::string(p->summary));
+  }
+  Section& checks =
+      sections.emplace_back(Section{o.checks, "case checks of a campaign (docs/statistics.md):", {}});
+  for (const auto& check : harness::CaseChecks()) {
+    checks.entries.emplace_back(std::string(check->Name()),
+                                Padded(std::string(check->Name()), 12) + " " + std::string(check->Summary()));
+  }
+  Section& props =
+      sections.emplace_back(Section{o.properties, "properties (samplecheck properties; docs/properties.md):", {}});
+  for (const properties::PropertyInfo& info : properties::AllProperties()) {
+    props.entries.emplace_back(info.name, Padded(info.name, 36) + " " + info.checks);
+  }
+  Section& mutants = sections.emplace_back(
+      Section{o.mutants, "mutants (--sampler mutant:<name>; samplecheck mutants, docs/mutants.md):", {}});
+  // The CPU zoo, then the kernel mutants when this program links them (test builds only).
+  for (const char* family : {"cpu", "cuda"}) {
+    for (const harness::MutantInfo& m : harness::MutantFamily(family)) {
+      if (m.bug_class == "control") continue;
+      mutants.entries.emplace_back(m.name, Padded(m.name, 30) + " " + m.bug_class + "\n" + Padded("", 30) +
+                                               " source: " + m.source);
+    }
+  }
+  return sections;
+}
+
 int List(const ListOptions& o) {
   const bool all = !o.samplers && !o.suites && !o.profiles && !o.checks && !o.properties && !o.mutants;
-  const std::string indent = all ? "  " : "";
-  std::cout << std::left;
-  if (all || o.samplers) {
-    if (all) std::cout << "samplers (--sampler):\n";
-    for (const harness::SamplerKind& k : harness::SamplerKinds()) {
+  bool first = true;
+  for (const Section& section : Sections(o)) {
+    if (!all && !section.selected) continue;
+    if (all && !o.names) std::cout << (first ? "" : "\n") << section.title << "\n";
+    first = false;
+    for (const auto& [name, line] : section.entries) {
       if (o.names) {
-        std::cout << k.name << "\n";
-        continue;
-      }
-      std::cout << indent << std::setw(28) << k.usage << " " << std::setw(9) << (k.available ? "available" : "missing")
-                << " " << k.summary << "\n";
-    }
-  }
-  if (all || o.suites) {
-    if (all) std::cout << "\nsuites (--suite; or a suite file, docs/suites.md):\n";
-    for (const auto& s : harness::BuiltinSuites()) {
-      if (o.names) {
-        std::cout << s.name << "\n";
-        continue;
-      }
-      std::cout << indent << std::setw(10) << s.name << " " << std::setw(3) << s.cases << " cases  " << s.description
-                << "\n";
-    }
-  }
-  if (all || o.profiles) {
-    if (all) std::cout << "\nprofiles (--profile):\n";
-    for (const Profile* p : AllProfiles()) {
-      if (o.names) {
-        std::cout << p->name << "\n";
-        continue;
-      }
-      std::cout << indent << std::setw(22) << p->name << " " << p->summary << "\n";
-    }
-  }
-  if (all || o.checks) {
-    if (all) std::cout << "\ncase checks of a campaign (docs/statistics.md):\n";
-    for (const auto& check : harness::CaseChecks()) {
-      if (o.names) {
-        std::cout << check->Name() << "\n";
-        continue;
-      }
-      std::cout << indent << std::setw(12) << check->Name() << " " << check->Summary() << "\n";
-    }
-  }
-  if (all || o.properties) {
-    if (all) std::cout << "\nproperties (samplecheck properties; docs/properties.md):\n";
-    for (const properties::PropertyInfo& info : properties::AllProperties()) {
-      if (o.names) {
-        std::cout << info.name << "\n";
-        continue;
-      }
-      std::cout << indent << std::setw(36) << info.name << " " << info.checks << "\n";
-    }
-  }
-  if (all || o.mutants) {
-    if (all) std::cout << "\nmutants (--sampler mutant:<name>; samplecheck mutants, docs/mutants.md):\n";
-    // The CPU zoo, then the kernel mutants when this program links them (test builds only).
-    for (const char* family : {"cpu", "cuda"}) {
-      for (const harness::MutantInfo& m : harness::MutantFamily(family)) {
-        if (m.bug_class == "control") continue;
-        if (o.names) {
-          std::cout << m.name << "\n";
-          continue;
+        std::cout << name << "\n";
+      } else if (all) {
+        // Indent every line of the entry under its section title.
+        std::string indented = "  " + line;
+        for (size_t at = indented.find('\n'); at != std::string::npos; at = indented.find('\n', at + 3)) {
+          indented.insert(at + 1, "  ");
         }
-        std::cout << indent << std::setw(30) << m.name << " " << m.bug_class << "\n"
-                  << indent << std::setw(30) << "" << " source: " << m.source << "\n";
+        std::cout << indented << "\n";
+      } else {
+        std::cout << line << "\n";
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/row_source.h"
@@ -252,18 +253,7 @@ TEST(SuiteTest, MalformedSuitesNameTheProblem) {
 class EvaluateCaseTest : public ::testing::Test {
  protected:
   PreparedCase Prepare(const std::string& row_json, SamplingParams params, uint64_t draws) {
-    CaseSpec spec;
-    spec.name = "unit";
-    spec.row = Spec(row_json);
-    spec.params = params;
-    CaseBudget budget;
-    budget.alpha_per_test = 1e-6;
-    budget.tv = 1e-2;
-    budget.min_draws = draws;
-    budget.max_draws = draws;
-    auto pc = PrepareCase(spec, *FindProfile("vllm"), 42, 42, budget);
-    EXPECT_TRUE(pc.ok()) << (pc.ok() ? "" : pc.error().message);
-    return pc.ok() ? *pc : PreparedCase{};
+    return testing::PrepareTestCase(row_json, params, draws);
   }
 };
 

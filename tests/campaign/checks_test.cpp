@@ -4,36 +4,24 @@
 
 #include <set>
 
+#include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/reference/exact_sampler.h"
-#include "samplecheck/reference/logits.h"
-#include "samplecheck/reference/profile.h"
 
 namespace samplecheck::harness {
 namespace {
 
-// A top-k case of 2e5 exact draws, prepared and drawn (fixed seeds).
+// A top-k case of exact draws (fixed seeds).
 struct DrawnCase {
   PreparedCase pc;
   std::vector<uint64_t> histogram;
 };
 
 DrawnCase Drawn(uint64_t draws = 200000) {
-  CaseSpec spec;
-  spec.name = "unit";
-  spec.row = *ParseRowSpec(nlohmann::json::parse(R"({"kind":"gaussian","vocab":1000,"sigma":2})"));
-  spec.params.top_k = 50;
-  CaseBudget budget;
-  budget.alpha_per_test = 1e-6;
-  budget.tv = 1e-2;
-  budget.min_draws = draws;
-  budget.max_draws = draws;
-  auto pc = PrepareCase(spec, *FindProfile("vllm"), 42, 42, budget);
-  EXPECT_TRUE(pc.ok());
-  DrawnCase d{*pc, std::vector<uint64_t>(pc->row.size(), 0)};
-  EXPECT_TRUE(ExactCountDraws(LogitsView::Fp32(d.pc.row), d.pc.result.params, *FindProfile("vllm"), draws, d.histogram)
-                  .ok());
+  SamplingParams params;
+  params.top_k = 50;
+  DrawnCase d{testing::PrepareTestCase(R"({"kind":"gaussian","vocab":1000,"sigma":2})", params, draws), {}};
+  d.histogram = testing::ExactHistogram(d.pc);
   return d;
 }
 

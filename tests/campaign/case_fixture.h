@@ -1,0 +1,44 @@
+// A campaign case prepared and drawn by the exact sampler, for the tests of campaign_test and checks_test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/reference/exact_sampler.h"
+#include "samplecheck/reference/logits.h"
+#include "samplecheck/reference/profile.h"
+
+namespace samplecheck::harness::testing {
+
+// PrepareCase of one row spec (JSON) under vllm with exactly `draws` draws, alpha per test 1e-6, TV 1e-2.
+inline PreparedCase PrepareTestCase(const std::string& row_json, const SamplingParams& params, uint64_t draws) {
+  CaseSpec spec;
+  spec.name = "unit";
+  auto row = ParseRowSpec(nlohmann::json::parse(row_json));
+  EXPECT_TRUE(row.ok()) << (row.ok() ? "" : row.error().message);
+  if (row.ok()) spec.row = *row;
+  spec.params = params;
+  CaseBudget budget;
+  budget.alpha_per_test = 1e-6;
+  budget.tv = 1e-2;
+  budget.min_draws = draws;
+  budget.max_draws = draws;
+  auto pc = PrepareCase(spec, *FindProfile("vllm"), 42, 42, budget);
+  EXPECT_TRUE(pc.ok()) << (pc.ok() ? "" : pc.error().message);
+  return pc.ok() ? *pc : PreparedCase{};
+}
+
+// The exact sampler's histogram of the prepared case's draws.
+inline std::vector<uint64_t> ExactHistogram(const PreparedCase& pc) {
+  std::vector<uint64_t> histogram(pc.row.size(), 0);
+  EXPECT_TRUE(ExactCountDraws(LogitsView::Fp32(pc.row), pc.result.params, *FindProfile("vllm"), pc.result.draws,
+                              histogram)
+                  .ok());
+  return histogram;
+}
+
+}  // namespace samplecheck::harness::testing
