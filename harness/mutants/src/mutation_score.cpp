@@ -72,7 +72,7 @@ std::vector<std::string> PropertiesFailingOnExact(const MutationOptions& o) {
 
 MutantRow Judge(const std::string& name, const std::string& bug_class, const std::vector<Suite>& suites,
                 const MutationOptions& o, const std::vector<std::string>& excluded_properties) {
-  MutantRow row{name, bug_class, bug_class == "control", {}, "", 0};
+  MutantRow row{name, bug_class, bug_class == "control", {}, std::nullopt, 0};
   const auto t0 = std::chrono::steady_clock::now();
   const std::string spec = "mutant:" + name;
   for (const Suite& suite : suites) {
@@ -84,7 +84,7 @@ MutantRow Judge(const std::string& name, const std::string& bug_class, const std
     options.version = o.version;
     auto report = RunCampaign(suite, options);
     if (!report.ok()) {
-      row.error = report.error().ToString();
+      row.error = report.error();
       return row;
     }
     for (const CaseResult& r : report->cases) {
@@ -101,14 +101,14 @@ MutantRow Judge(const std::string& name, const std::string& bug_class, const std
     sampler_options.profile = o.profile;
     auto sampler = MakeSampler(spec, sampler_options);
     if (!sampler.ok()) {
-      row.error = sampler.error().ToString();
+      row.error = sampler.error();
       return row;
     }
     properties::PropertyOptions popts;
     popts.max_success = o.max_success;
     auto result = properties::RunPropertySuite(**sampler, popts, o.profile, spec);
     if (!result.ok()) {
-      row.error = result.error().ToString();
+      row.error = result.error();
       return row;
     }
     for (const properties::PropertyResult& r : result->results) {
@@ -144,13 +144,13 @@ Result<std::vector<Suite>> LoadMutantSuites(const std::vector<std::string>& name
 }
 
 std::string MutantRow::Verdict() const {
-  if (!error.empty()) return "ERROR";
+  if (error) return "ERROR";
   if (control) return catches.empty() ? "passes" : "FALSE ALARM";
   return catches.empty() ? "SURVIVED" : "caught";
 }
 
 std::string MutantRow::CaughtBy() const {
-  if (!error.empty()) return "error: " + error;
+  if (error) return "error: " + error->ToString();
   if (catches.empty()) return "-";
   std::string by = catches.front().check;
   size_t campaign = 0, props = 0;
@@ -291,8 +291,8 @@ std::string FormatMutationScore(const MutationScore& s, bool markdown) {
   const MutantRow* control = s.rows.empty() ? nullptr : &s.rows.front();
   os << "mutation score: " << s.caught() << "/" << s.mutants() << " caught"
      << (control && control->Ok()           ? "; control passes"
-         : control && control->error.empty() ? "; CONTROL FAILS (false alarm)"
-         : control                           ? "; CONTROL COULD NOT RUN (" + control->error + ")"
+         : control && !control->error ? "; CONTROL FAILS (false alarm)"
+         : control                           ? "; CONTROL COULD NOT RUN (" + control->error->ToString() + ")"
                                              : "; NO CONTROL")
      << "\nVERDICT: " << (s.Passed() ? "PASS" : "FAIL") << "\n";
   return os.str();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,12 +52,12 @@ struct MutantRow {
   std::string bug_class;
   bool control = false;
   std::vector<MutantCatch> catches;  // campaign catches by draws needed, then properties
-  std::string error;                 // the gate could not run
+  std::optional<Error> error;        // the gate could not run (a campaign or the property suite failed to start)
   double seconds = 0;
 
-  bool Caught() const { return error.empty() && !catches.empty(); }
+  bool Caught() const { return !error && !catches.empty(); }
   // The row is as it should be: a mutant caught, or the control passing everything.
-  bool Ok() const { return error.empty() && (control ? catches.empty() : !catches.empty()); }
+  bool Ok() const { return !error && (control ? catches.empty() : !catches.empty()); }
   std::string Verdict() const;  // caught | SURVIVED | passes | FALSE ALARM | ERROR
   std::string CaughtBy() const;
   std::string Needed() const;
