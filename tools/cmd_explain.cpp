@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "command_registry.h"
+#include "options.h"
+#include "samplecheck/core/files.h"
 #include "samplecheck/campaign/row_source.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/explain.h"
@@ -53,6 +55,9 @@ Result<float> ParseLogit(const std::string& text, const std::string& where) {
   const double value = std::strtod(begin, &end);
   if (end == begin || *end != '\0') {
     return Error{ErrorCode::kParse, where + ": '" + text + "' is not a number (allowed: decimal, inf, -inf)"};
+  }
+  if (errno == ERANGE && std::isinf(value)) {  // 1e400: strtod's inf is not the number written
+    return Error{ErrorCode::kParse, where + ": " + text + " overflows a double (|logit| <= 3.4028235e38, or inf)"};
   }
   if (std::isfinite(value) && std::fabs(value) > std::numeric_limits<float>::max()) {
     return Error{ErrorCode::kParse, where + ": " + text + " overflows fp32 (|logit| <= 3.4028235e38, or inf)"};
@@ -102,11 +107,10 @@ Result<std::vector<float>> LoadRow(const ExplainOptions& o) {
     const auto first = array->data.begin() + o.row * array->cols();
     return std::vector<float>(first, first + array->cols());
   }
-  std::ifstream in(path);
-  if (!in) return Error{ErrorCode::kIo, "cannot read --logits-file " + path};
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseList(text.str(), path);
+  constexpr uint64_t kMaxTextBytes = uint64_t{256} << 20;  // 256 MiB: far above a 2^20-token row as text
+  Result<std::string> text = ReadFileCapped(path, kMaxTextBytes, "a --logits-file");
+  if (!text.ok()) return text.error();
+  return ParseList(*text, path);
 }
 
 int Explain(const ExplainOptions& o) {
@@ -154,15 +158,15 @@ const bool registered = RegisterCommand(
        auto o = std::make_shared<ExplainOptions>();
        cmd.add_option("--logits", o->logits, "inline logits, comma separated (inf, -inf allowed)");
        cmd.add_option("--logits-file", o->logits_file, ".npy (fp32/fp16, 1-D or 2-D) or text, one value per line");
-       cmd.add_option("--row", o->row, "row of a 2-D .npy file")->capture_default_str();
-       cmd.add_option("--temperature", o->temperature, "temperature")->capture_default_str();
-       cmd.add_option("--top-k", o->top_k, "top-k (-1 or 0 disables, per profile)")->capture_default_str();
-       cmd.add_option("--top-p", o->top_p, "top-p (1 disables)")->capture_default_str();
-       cmd.add_option("--min-p", o->min_p, "min-p (0 disables)")->capture_default_str();
+       AddInteger(cmd, "--row", o->row, "row of a 2-D .npy file (default 0)", 0, INT64_MAX);
+       AddFiniteReal(cmd, "--temperature", o->temperature, "temperature (default 1; the profile judges the value)");
+       AddInteger(cmd, "--top-k", o->top_k, "top-k (default -1; -1 or 0 disables, per profile)", INT64_MIN, INT64_MAX);
+       AddFiniteReal(cmd, "--top-p", o->top_p, "top-p (default 1: disabled)");
+       AddFiniteReal(cmd, "--min-p", o->min_p, "min-p (default 0: disabled)");
        cmd.add_option("--profile", o->profile, "semantics profile (samplecheck list --profiles)")->capture_default_str();
        cmd.add_flag("--all-profiles", o->all_profiles, "a table of every profile and the tokens they disagree on");
        cmd.add_option("--ambiguous", o->ambiguous, "ambiguous tokens: computed, in, out")->capture_default_str();
-       cmd.add_option("--max-tokens", o->max_tokens, "rows printed per table")->capture_default_str();
+       AddInteger(cmd, "--max-tokens", o->max_tokens, "rows printed per table (default 40)", 0, INT64_MAX);
        return [o]() { return Explain(*o); };
      }});
 

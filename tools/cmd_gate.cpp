@@ -6,8 +6,10 @@
 // Exit 0 pass, 1 fail (the report fails, or A/B finds a difference), 2 usage or input error.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "command_registry.h"
+#include "options.h"
 #include "samplecheck/report/ab_test.h"
 #include "samplecheck/report/report.h"
 
@@ -17,6 +19,9 @@ namespace {
 struct GateOptions {
   std::string report;
   std::string baseline;
+  bool allow_skipped = false;
+  std::optional<uint64_t> min_judged_cases;
+  std::optional<uint64_t> min_draws;
 };
 
 int Gate(const GateOptions& o) {
@@ -26,6 +31,10 @@ int Gate(const GateOptions& o) {
     return kExitUsage;
   }
   harness::CampaignReport recomputed = *report;
+  // The evidence the report's run asked for, unless this gate asks for more (or accepts skipped cases).
+  if (o.allow_skipped) recomputed.evidence.allow_skipped = true;
+  if (o.min_judged_cases) recomputed.evidence.min_judged_cases = *o.min_judged_cases;
+  if (o.min_draws) recomputed.evidence.min_draws = *o.min_draws;
   harness::ApplyCampaignVerdict(recomputed);
   size_t changed = 0;
   for (size_t i = 0; i < recomputed.cases.size(); ++i) {
@@ -60,6 +69,11 @@ const bool registered = RegisterCommand(
        auto o = std::make_shared<GateOptions>();
        cmd.add_option("report", o->report, "report JSON written by samplecheck run")->required();
        cmd.add_option("--baseline", o->baseline, "baseline report JSON (same suite and seed) for the A/B test");
+       cmd.add_flag("--allow-skipped", o->allow_skipped, "skipped cases do not fail the verdict");
+       AddUnsigned(cmd, "--min-judged-cases", o->min_judged_cases,
+                   "judged cases the verdict needs (default: the report's run's, 1)");
+       AddUnsigned(cmd, "--min-draws", o->min_draws, "draws over the judged cases the verdict needs (default: the "
+                   "report's run's, 1)");
        return [o]() { return Gate(*o); };
      }});
 

@@ -6,6 +6,9 @@
 #include <memory>
 
 #include "command_registry.h"
+#include "options.h"
+#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/core/files.h"
 #include "samplecheck/campaign/identify.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/reference/profile.h"
@@ -20,6 +23,12 @@ struct IdentifyCommandOptions {
 };
 
 int Identify(IdentifyCommandOptions& o) {
+  if (!o.json.empty()) {
+    if (Status st = CheckWritable(o.json); !st.ok()) {
+      std::cerr << "samplecheck identify: " << st.error().message << "\n";
+      return kExitUsage;
+    }
+  }
   if (!o.profile.empty()) {
     if (!FindProfile(o.profile)) {
       std::cerr << "samplecheck identify: unknown profile \"" << o.profile << "\" (samplecheck list --profiles)\n";
@@ -34,10 +43,10 @@ int Identify(IdentifyCommandOptions& o) {
   }
   std::cout << harness::FormatIdentify(*result);
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    out << harness::IdentifyToJson(*result).dump(1) << "\n";
-    if (!out) {
-      std::cerr << "samplecheck identify: cannot write " << o.json << "\n";
+    // Atomically, never throwing: a sampler's message may hold any bytes (invalid UTF-8 becomes U+FFFD).
+    if (Status st = WriteFileAtomically(o.json, harness::JsonText(harness::IdentifyToJson(*result)) + "\n");
+        !st.ok()) {
+      std::cerr << "samplecheck identify: " << st.error().message << "\n";
       return kExitUsage;
     }
   }
@@ -49,13 +58,10 @@ const bool registered = RegisterCommand(
        auto o = std::make_shared<IdentifyCommandOptions>();
        cmd.add_option("--sampler", o->identify.sampler_spec, harness::SamplerSpecHelp())->required();
        cmd.add_option("--profile", o->profile, "profile handed to samplers that implement several (exact, cuda)");
-       cmd.add_option("--draws", o->identify.draws, "draws per probe")
-           ->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 34))
-           ->capture_default_str();
-       cmd.add_option("--seed", o->identify.seed, "seed of the probes' draws")->capture_default_str();
-       cmd.add_option("--alpha", o->identify.alpha, "false-exclusion rate per probe and profile")
-           ->check(CLI::Range(1e-15, 0.5))
-           ->capture_default_str();
+       AddUnsigned(cmd, "--draws", o->identify.draws, "draws per probe (default 2^18)", 1000, uint64_t{1} << 34);
+       AddUnsigned(cmd, "--seed", o->identify.seed, "seed of the probes' draws (default 1)");
+       AddReal(cmd, "--alpha", o->identify.alpha, "false-exclusion rate per probe and profile (default 1e-6)", 1e-15,
+               0.5);
        cmd.add_option("--json", o->json, "write the probes, histograms and evidence as JSON");
        return [o]() { return Identify(*o); };
      }});

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "command_registry.h"
+#include "options.h"
 #include "samplecheck/mutants/mutation_score.h"
 
 namespace samplecheck::tools {
@@ -49,12 +50,12 @@ const bool registered = RegisterCommand(
        cmd.add_option("--profile", o->score.profile,
                       "the semantics every mutant is the faulty version of (default vllm)");
        cmd.add_option("--only", o->score.only, "only these mutants (repeatable); the control always runs");
-       cmd.add_option("--max-success", o->score.max_success, "property cases per property (default 100)");
+       AddCount(cmd, "--max-success", o->score.max_success, "property cases per property (default 100)", 1, 100000000);
        cmd.add_flag("--no-properties", o->no_properties, "campaigns only");
        cmd.add_flag("--verbose,-v", o->verbose, "print every check that caught each mutant (stderr)");
        cmd.add_flag("--list", o->list, "list the zoo (name, bug class, source, fault) and exit");
        cmd.add_flag("--markdown", o->markdown, "print the table as Markdown (docs/mutants.md)");
-       cmd.add_option("--jobs,-j", o->score.jobs, "parallel cases per campaign (default: one per core)");
+       AddCount(cmd, "--jobs,-j", o->score.jobs, "parallel cases per campaign (default 0: one per core)", 0u, 4096u);
        return [o]() { return Mutants(*o); };
      }});
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "command_registry.h"
+#include "options.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/samplers/sampler_registry.h"
 
@@ -91,14 +92,15 @@ const bool registered = RegisterCommand(
        auto o = std::make_shared<PropertiesOptions>();
        cmd.add_option("--sampler", o->sampler, harness::SamplerSpecHelp());
        cmd.add_option("--profile", o->profile, "semantics profile to check against (default: the sampler's own)");
-       cmd.add_option("--seed", o->seed, "RapidCheck seed (default 20260401, the CI seed)");
-       cmd.add_option("--max-success", o->max_success, "cases per property (statistical ones run a share of it)")
-           ->check(CLI::PositiveNumber);
-       cmd.add_option("--max-size", o->max_size, "RapidCheck size bound (row length of the container generators)")
-           ->check(CLI::PositiveNumber);
+       AddUnsigned(cmd, "--seed", o->seed, "RapidCheck seed (default 20260401, the CI seed)");
+       AddCount(cmd, "--max-success", o->max_success,
+                "cases per property (default 100; statistical ones run a share of it)", 1, 100000000);
+       AddCount(cmd, "--max-size", o->max_size,
+                "RapidCheck size bound (default 100; row length of the container generators)", 1, 1000000);
        cmd.add_option("--property", o->only, "run only this property (repeatable; --list shows them)");
        cmd.add_option("--reproduce", o->reproduce, "replay one failing case: the reproduce string of a replay line");
-       cmd.add_option("--tolerance", o->tolerance, "relative tolerance of probability relations for fp32 samplers");
+       AddReal(cmd, "--tolerance", o->tolerance,
+               "relative tolerance of probability relations for fp32 samplers (default 1e-5)", 0.0, 1.0);
        cmd.add_flag("--list", o->list, "list the properties and the capability each needs");
        cmd.add_flag("-q,--quiet", o->quiet, "print only failures and the summary");
        return [o]() { return RunProperties(*o); };

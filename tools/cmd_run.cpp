@@ -1,19 +1,35 @@
 // samplecheck run: run a suite against a sampler, judge every case against the exact reference, write the JSON
-// and HTML reports, print the gate summary. Exit 0 every case passes, 1 any fails, 2 usage or input error.
+// and HTML reports, print the gate summary. Exit codes (docs/cli.md): 0 every case passes with evidence, 1 a case
+// fails or the evidence is short, 2 usage or input error, 130 / 143 interrupted by SIGINT / SIGTERM (the partial
+// report and the journal are written; --resume finishes the run).
+//
+// Nothing is lost: the output paths are checked before the first draw; with --report every finished case is
+// journaled (<report>.journal, fsynced) as it completes; reports replace their files atomically; a signal stops
+// the draws, kills the sampler's child processes and writes what was judged.
+#include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "command_registry.h"
+#include "options.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/suite.h"
+#include "samplecheck/core/files.h"
 #include "samplecheck/report/html_report.h"
+#include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/sampler_registry.h"
 
 namespace samplecheck::tools {
 namespace {
+
+// Limits of a plan that `run` refuses unless --force: a suite that would run for days, or so many cases that
+// preparing them alone takes hours.
+constexpr double kMaxPlannedSeconds = 6 * 3600.0;
+constexpr size_t kMaxCases = 10000;
 
 struct RunOptions {
   std::string suite;
@@ -27,14 +43,56 @@ struct RunOptions {
   std::string report;
   std::string html;
   std::string progress = "auto";
+  bool follow_symlinks = false;
+  bool resume = false;
+  bool no_journal = false;
+  bool force = false;
+  harness::EvidencePolicy evidence;
 };
 
-int Run(const RunOptions& o, const std::string& command_line) {
-  auto suite = harness::LoadSuite(o.suite);
-  if (!suite.ok()) {
-    std::cerr << "samplecheck run: " << suite.error().message << "\n";
-    return kExitUsage;
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+
+// SIGINT / SIGTERM: stop drawing (a case being drawn stops at its next chunk) and let a second signal end the
+// program at once.
+extern "C" void OnStopSignal(int signal) {
+  g_signal = signal;
+  g_stop.store(true);
+  std::signal(signal, SIG_DFL);
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "samplecheck run: " << message << "\n";
+  return kExitUsage;
+}
+
+std::string Describe(const harness::CampaignPlan& plan) {
+  std::string line = "plan: " + std::to_string(plan.cases) + " cases";
+  if (plan.skipped) line += " (" + std::to_string(plan.skipped) + " skipped)";
+  if (plan.resumed) line += ", " + std::to_string(plan.resumed) + " resumed from the journal";
+  line += ", " + harness::FormatCount(double(plan.draws)) + " draws to make";
+  if (plan.draws_per_second > 0) {
+    line += ", about " + harness::Progress::FormatDuration(plan.estimated_seconds) + " at " +
+            harness::FormatCount(plan.draws_per_second) + " draws/s (measured)";
   }
+  return line;
+}
+
+int Run(const RunOptions& o, const std::string& command_line) {
+  const WriteOptions write{o.follow_symlinks};
+  // Output paths first: a run of hours must not end in "cannot write".
+  for (const std::string& path : {o.report, o.html}) {
+    if (path.empty()) continue;
+    if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
+  }
+  if (o.resume && o.report.empty()) return Fail("--resume needs --report (the journal is <report>.journal)");
+  auto suite = harness::LoadSuite(o.suite);
+  if (!suite.ok()) return Fail(suite.error().message);
+  if (suite->cases.size() > kMaxCases && !o.force) {
+    return Fail("suite " + suite->name + " has " + std::to_string(suite->cases.size()) + " cases, more than " +
+                std::to_string(kMaxCases) + " (a parameter cross product this large runs for days); --force runs it");
+  }
+
   harness::CampaignOptions options;
   options.sampler_spec = o.sampler;
   options.profile = o.profile;
@@ -45,30 +103,78 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.jobs = o.jobs;
   options.command_line = command_line;
   options.version = SAMPLECHECK_VERSION;
+  options.evidence = o.evidence;
+  options.stop = &g_stop;
   options.progress = o.progress == "bar"     ? harness::Progress::Mode::kBar
                      : o.progress == "lines" ? harness::Progress::Mode::kLines
                      : o.progress == "none"  ? harness::Progress::Mode::kQuiet
                                              : harness::Progress::Mode::kAuto;
+
+  const std::filesystem::path journal_path = o.report.empty() ? "" : harness::JournalPathFor(o.report);
+  const bool journal = !o.report.empty() && !o.no_journal;
+  std::optional<harness::JournalIdentity> resumed_identity;
+  if (o.resume) {
+    auto loaded = harness::LoadJournal(journal_path);
+    if (!loaded.ok()) return Fail(loaded.error().message);
+    // The journal fixes the seeds (a fresh-seed suite drew them at the first start).
+    options.seed = loaded->identity.seed;
+    options.draw_seed = loaded->identity.draw_seed;
+    options.finished = std::move(loaded->cases);
+    resumed_identity = loaded->identity;
+    if (o.progress != "none") {
+      std::cerr << "resuming from " << journal_path.string() << ": " << options.finished.size() << " case(s) judged"
+                << (loaded->torn_lines ? " (a torn last line was dropped)" : "") << "\n";
+    }
+  }
+  options.on_plan = [&](const harness::CampaignPlan& plan) -> Status {
+    const harness::CampaignReport& id = *plan.identity;
+    const harness::JournalIdentity identity{id.suite, id.suite_source, o.sampler, id.profile, id.seed, id.draw_seed,
+                                            id.tv, o.max_draws, id.git_revision.value_or("")};
+    if (resumed_identity) {
+      if (std::string diff = resumed_identity->Difference(identity); !diff.empty()) {
+        return InvalidArgument("cannot resume from " + journal_path.string() + ": " + diff +
+                               " (resume with the same command line, or start afresh without --resume)");
+      }
+    }
+    if (o.progress != "none") std::cerr << Describe(plan) << "\n";
+    if (plan.estimated_seconds > kMaxPlannedSeconds && !o.force) {
+      return InvalidArgument("the plan needs about " + harness::Progress::FormatDuration(plan.estimated_seconds) +
+                             " (more than " + harness::Progress::FormatDuration(kMaxPlannedSeconds) +
+                             "): lower --max-draws, shard the suite, or --force");
+    }
+    if (journal && !resumed_identity) return harness::StartJournal(journal_path, identity);
+    return Status::Ok();
+  };
+  if (journal) {
+    options.on_case_done = [&](const harness::CaseResult& c) { return harness::AppendToJournal(journal_path, c); };
+  }
+
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
   auto report = harness::RunCampaign(*suite, options);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   if (!report.ok()) {
-    std::cerr << "samplecheck run: " << report.error().ToString() << "\n";
-    return kExitUsage;
+    if (g_stop) return 128 + (g_signal ? int(g_signal) : SIGINT);
+    return Fail(report.error().ToString());
   }
   if (!o.report.empty()) {
-    if (Status st = harness::SaveReport(*report, o.report); !st.ok()) {
-      std::cerr << "samplecheck run: " << st.error().message << "\n";
-      return kExitUsage;
-    }
+    if (Status st = harness::SaveReport(*report, o.report, write); !st.ok()) return Fail(st.error().message);
   }
   if (!o.html.empty()) {
-    if (Status st = harness::SaveHtmlReport(*report, o.html); !st.ok()) {
-      std::cerr << "samplecheck run: " << st.error().message << "\n";
-      return kExitUsage;
-    }
+    if (Status st = harness::SaveHtmlReport(*report, o.html, write); !st.ok()) return Fail(st.error().message);
   }
   std::cout << harness::FormatSummary(*report);
   if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
   if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
+  if (report->interrupted) {
+    std::cout << "interrupted: " << report->cases.size() << " of " << report->planned_cases << " cases judged";
+    if (journal) std::cout << "; finish with: " << command_line << " --report " << o.report << " --resume";
+    std::cout << "\n";
+    return 128 + (g_signal ? int(g_signal) : SIGINT);
+  }
+  // A finished run needs no journal: its report holds every case.
+  if (journal) std::filesystem::remove(journal_path);
   return report->Passed() ? kExitOk : kExitCheckFailed;
 }
 
@@ -79,20 +185,34 @@ const bool registered = RegisterCommand(
        cmd.add_option("--sampler", o->sampler, harness::SamplerSpecHelp())->capture_default_str();
        cmd.add_option("--profile", o->profile,
                       "semantics profile the draws are judged against (default: the suite's, else the sampler's)");
-       cmd.add_option("--seed", o->seed, "campaign seed (default: the suite's; nightly draws a fresh one)");
-       cmd.add_option("--draw-seed", o->draw_seed,
-                      "seed of the sampler's draws only (default: --seed): same rows, independent draws, for an A/B "
-                      "run against a baseline report of the same --seed");
-       cmd.add_option("--tv", o->tv, "detectable total-variation distance the draws are planned for (default 1e-3)")
-           ->check(CLI::Range(1e-9, 0.5));
-       cmd.add_option("--max-draws", o->max_draws, "cap on the draws of every case (overrides the suite)")
-           ->check(CLI::Range(uint64_t{1}, uint64_t{10000000000000}));
-       cmd.add_option("--jobs,-j", o->jobs, "cases run in parallel (default: one per core for exact, else 1)");
-       cmd.add_option("--report", o->report, "write the JSON report here");
+       AddUnsigned(cmd, "--seed", o->seed, "campaign seed (default: the suite's; nightly draws a fresh one)");
+       AddUnsigned(cmd, "--draw-seed", o->draw_seed,
+                   "seed of the sampler's draws only (default: --seed): same rows, independent draws, for an A/B "
+                   "run against a baseline report of the same --seed");
+       AddReal(cmd, "--tv", o->tv, "detectable total-variation distance the draws are planned for (default 1e-3)",
+               1e-9, 0.5);
+       AddUnsigned(cmd, "--max-draws", o->max_draws, "cap on the draws of every case (overrides the suite)", 1,
+                   uint64_t{10000000000000});
+       AddCount(cmd, "--jobs,-j", o->jobs, "cases run in parallel (default: one per core for exact, else 1)", 0u,
+                4096u);
+       cmd.add_option("--report", o->report, "write the JSON report here (and journal finished cases beside it)");
        cmd.add_option("--html", o->html, "write the self-contained HTML report here");
        cmd.add_option("--progress", o->progress, "auto (a bar on a terminal), bar, lines, none")
            ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
            ->capture_default_str();
+       cmd.add_flag("--follow-symlinks", o->follow_symlinks,
+                    "write reports through a symbolic link at their path (refused otherwise)");
+       cmd.add_flag("--resume", o->resume,
+                    "finish an interrupted run: reuse the cases of <report>.journal, draw the rest (same command line)");
+       cmd.add_flag("--no-journal", o->no_journal, "do not journal finished cases (no --resume possible)");
+       cmd.add_flag("--force", o->force,
+                    "run a plan past the limits (more than 6 hours at the measured throughput, or 10000 cases)");
+       cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
+                    "a skipped case does not fail the verdict (it is still reported)");
+       AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,
+                   "judged cases the verdict needs (default 1)", 0);
+       AddUnsigned(cmd, "--min-draws", o->evidence.min_draws, "draws over the judged cases the verdict needs (default 1)",
+                   0);
        return [o]() {
          // The command line as the report records it (the options that change the verdict).
          std::string command_line = "samplecheck run --suite " + o->suite + " --sampler " + o->sampler;

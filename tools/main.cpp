@@ -2,6 +2,7 @@
 // Each subcommand lives in tools/cmd_<name>.cpp and registers itself (command_registry.h).
 #include <iostream>
 #include <map>
+#include <string>
 
 #include "command_registry.h"
 
@@ -16,6 +17,13 @@ int main(int argc, char** argv) {
     CLI::App* cmd = app.add_subcommand(spec.name, spec.help);
     actions[spec.name] = spec.setup(*cmd);
     names[cmd] = spec.name;
+  }
+  // A first word that names no command: say so, with the commands (CLI11 would only say one is required).
+  if (argc >= 2 && argv[1][0] != '-' && actions.count(argv[1]) == 0) {
+    std::string known;
+    for (const CommandSpec& spec : RegisteredCommands()) known += (known.empty() ? "" : ", ") + spec.name;
+    std::cerr << "samplecheck: unknown command '" << argv[1] << "' (commands: " << known << "; samplecheck --help)\n";
+    return kExitUsage;
   }
   try {
     app.parse(argc, argv);

@@ -184,6 +184,16 @@ Result<SuiteResult> RunPropertySuite(harness::Sampler& sampler, const PropertyOp
       return InvalidArgument("no property named '" + n + "'; known properties: " + known);
     }
   }
+  if (!options.reproduce.empty()) {
+    // A reproduce string that RapidCheck cannot read is a usage error of the whole run, not a property's failure.
+    try {
+      (void)rc::detail::configFromString("reproduce=" + options.reproduce);
+    } catch (const std::exception& e) {
+      return InvalidArgument("--reproduce '" + options.reproduce +
+                             "' is not a RapidCheck reproduce string (copy it from a failure's replay line): " +
+                             e.what());
+    }
+  }
   SuiteResult suite;
   suite.sampler = sampler.Name();
   suite.profile = name;

@@ -11,14 +11,17 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
 
+#include "build_info.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/row_source.h"
 #include "samplecheck/reference/logits.h"
+#include "samplecheck/samplers/devices.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/stats/power.h"
 
@@ -51,19 +54,6 @@ std::string Trim(std::string s) {
   size_t i = 0;
   while (i < s.size() && s[i] == ' ') ++i;
   return s.substr(i);
-}
-
-std::optional<std::string> RunCommand(const std::string& command) {
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return std::nullopt;
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  const int rc = pclose(pipe);
-  if (rc != 0) return std::nullopt;
-  out = Trim(out);
-  if (out.empty()) return std::nullopt;
-  return out;
 }
 
 // The jittered row of a perturbation attempt: every finite logit moves by scale * (2u - 1).
@@ -173,11 +163,14 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
     const Result<stats::DrawPlan> plan =
         stats::PlanDrawsForTotalVariation(budget.tv, budget.alpha_per_test, budget.power, cells);
     if (!plan.ok()) return plan.error().WithContext("case " + spec.name + ": plan");
-    r.planned_draws = static_cast<uint64_t>(std::ceil(plan->draws));
+    // Saturate: a tiny TV can plan more draws than 2^64 (or inf); the cap then binds, never a wrapped count.
+    r.planned_draws = plan->draws < 1.8e19 ? static_cast<uint64_t>(std::ceil(plan->draws))
+                                           : std::numeric_limits<uint64_t>::max();
     draws = std::clamp(r.planned_draws, budget.min_draws, budget.max_draws);
   } else {
     // One kept token: support check only. N draws see a leak of mass tv with probability 1 - (1 - tv)^N.
-    r.planned_draws = static_cast<uint64_t>(std::ceil(std::log(1.0 / (1.0 - budget.power)) / budget.tv));
+    const double needed = std::ceil(std::log(1.0 / (1.0 - budget.power)) / budget.tv);
+    r.planned_draws = needed < 1.8e19 ? static_cast<uint64_t>(needed) : std::numeric_limits<uint64_t>::max();
     draws = std::clamp(r.planned_draws, budget.min_draws, budget.max_draws);
   }
   r.draws = draws;
@@ -229,24 +222,12 @@ MachineInfo DetectMachine() {
   return m;
 }
 
-std::optional<std::string> DetectGpu() {
-  auto out = RunCommand("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null");
-  if (!out) return std::nullopt;
-  std::string s = *out;
-  std::replace(s.begin(), s.end(), '\n', ';');
-  return s;
-}
+std::optional<std::string> DetectGpu() { return DescribeGpus(); }
 
 std::optional<std::string> DetectGitRevision() {
-  // The source tree this file was compiled from (the build tree of a developer or CI); absent after an install.
-  const std::filesystem::path source_root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-  std::error_code ec;
-  if (!std::filesystem::exists(source_root / ".git", ec)) return std::nullopt;
-  const std::string dir = "'" + source_root.string() + "'";
-  auto rev = RunCommand("git -C " + dir + " rev-parse HEAD 2>/dev/null");
-  if (!rev) return std::nullopt;
-  auto dirty = RunCommand("git -C " + dir + " status --porcelain --untracked-files=no 2>/dev/null");
-  return dirty ? *rev + "-dirty" : *rev;
+  const std::string revision = BuildGitRevision();
+  if (revision.empty()) return std::nullopt;
+  return revision;
 }
 
 std::string NowIso8601() {
@@ -303,11 +284,18 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   report.command_line = options.command_line;
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
 
+  report.evidence = options.evidence;
+  report.planned_cases = suite.cases.size();
+
   // Prepare every case before drawing: input errors stop the run before it starts.
   const double alpha_per_test = suite.alpha / (double(suite.cases.size()) * kPlannedTestsPerCase);
   std::vector<PreparedCase> prepared;
   prepared.reserve(suite.cases.size());
+  std::vector<bool> resumed(suite.cases.size(), false);
   uint64_t total_draws = 0;
+  CampaignPlan plan;
+  plan.identity = &report;
+  plan.cases = suite.cases.size();
   for (const CaseSpec& cs : suite.cases) {
     CaseBudget budget;
     budget.alpha_per_test = alpha_per_test;
@@ -319,9 +307,26 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
     auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
     if (!pc.ok()) return pc.error();
-    if (!pc->skip) total_draws += pc->result.draws;
+    const auto done = std::find_if(options.finished.begin(), options.finished.end(),
+                                   [&](const CaseResult& c) { return c.name == cs.name; });
+    if (done != options.finished.end()) {
+      // A case of the earlier run is reused only if it was planned exactly as this run plans it.
+      if (done->row_seed != pc->result.row_seed || done->params.seed != pc->result.params.seed ||
+          done->draws != pc->result.draws || done->profile != pc->result.profile) {
+        return InvalidArgument("cannot resume: case " + cs.name +
+                               " of the journal was planned differently (seed, draws or profile); start afresh");
+      }
+      pc->result = *done;
+      resumed[prepared.size()] = true;
+      ++plan.resumed;
+    } else if (pc->skip) {
+      ++plan.skipped;
+    } else {
+      total_draws += pc->result.draws;
+    }
     prepared.push_back(std::move(*pc));
   }
+  plan.draws = total_draws;
 
   // Workers: one sampler each (samplers need not be thread-safe).
   unsigned jobs = options.jobs;
@@ -335,10 +340,41 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     samplers.push_back(std::move(*s));
   }
 
-  Progress progress(total_draws, prepared.size(), options.progress);
+  // The sampler's throughput on the first case to draw (a short count whose draws are discarded), so the plan
+  // states a time before hours of drawing start.
+  if (options.on_plan) {
+    for (size_t i = 0; i < prepared.size() && total_draws > 0; ++i) {
+      if (prepared[i].skip || resumed[i]) continue;
+      const PreparedCase& pc = prepared[i];
+      const uint64_t probe = std::min<uint64_t>(pc.result.draws, uint64_t{1} << 16);
+      std::vector<uint64_t> histogram(pc.row.size(), 0);
+      uint64_t invalid = 0;
+      const auto p0 = std::chrono::steady_clock::now();
+      const Status st = samplers[0]->CountDraws(pc.row, pc.result.params, probe, histogram, &invalid);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+      if (st.ok() && seconds > 0) {
+        plan.draws_per_second = double(probe) / seconds * jobs;
+        plan.estimated_seconds = double(total_draws) / plan.draws_per_second;
+      }
+      break;
+    }
+    if (Status st = options.on_plan(plan); !st.ok()) return st.error();
+  }
+
+  Progress progress(total_draws, prepared.size() - plan.resumed, options.progress);
+  auto stopped = [&]() { return options.stop != nullptr && options.stop->load(); };
+  std::vector<uint8_t> finished(prepared.size(), 0);  // bytes, not bits: workers write their own entries
+  std::mutex done_mu;
+  Status done_error;
+  std::atomic<bool> journal_failed{false};
   std::atomic<size_t> next{0};
   auto worker = [&](Sampler& sampler) {
     for (size_t i = next++; i < prepared.size(); i = next++) {
+      if (resumed[i]) {
+        finished[i] = 1;
+        continue;
+      }
+      if (stopped() || journal_failed) break;
       PreparedCase& pc = prepared[i];
       CaseResult& r = pc.result;
       const auto c0 = std::chrono::steady_clock::now();
@@ -353,6 +389,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
         std::string sampler_error;
         SamplingParams params = r.params;
         for (uint64_t done = 0; done < r.draws;) {
+          if (stopped() || journal_failed) break;
           const uint64_t n = std::min(kDrawChunk, r.draws - done);
           params.offset = r.params.offset + done;
           Status st = sampler.CountDraws(pc.row, params, n, histogram, &invalid);
@@ -363,6 +400,8 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
           done += n;
           progress.AddDraws(n);
         }
+        // Stopped mid-case: the case is left out (a signal also kills the sampler's children, which then fail).
+        if (stopped() || journal_failed) break;
         EvaluateCase(pc, histogram, invalid, sampler_error);
       }
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
@@ -382,6 +421,12 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
       }
       const char* status = pc.skip ? "skipped" : (hard_failure || r.status == CaseStatus::kError) ? "FAIL" : "done";
       progress.CaseDone(r.name, status, detail.str(), r.seconds);
+      std::lock_guard<std::mutex> lock(done_mu);
+      finished[i] = 1;
+      if (options.on_case_done && done_error.ok()) {
+        done_error = options.on_case_done(r);
+        if (!done_error.ok()) journal_failed = true;
+      }
     }
   };
   std::vector<std::thread> threads;
@@ -390,7 +435,11 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   for (auto& t : threads) t.join();
   progress.Finish();
 
-  for (PreparedCase& pc : prepared) report.cases.push_back(std::move(pc.result));
+  if (!done_error.ok()) return done_error.error();
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    if (finished[i]) report.cases.push_back(std::move(prepared[i].result));
+  }
+  report.interrupted = report.cases.size() < prepared.size();
   ApplyCampaignVerdict(report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

@@ -13,23 +13,6 @@ namespace samplecheck::harness {
 
 using nlohmann::json;
 
-json JsonNumber(double v) {
-  if (std::isfinite(v)) return v;
-  if (std::isnan(v)) return "nan";
-  return v > 0 ? "inf" : "-inf";
-}
-
-double ReadJsonNumber(const json& j) {
-  if (j.is_number()) return j.get<double>();
-  if (j.is_string()) {
-    const std::string s = j.get<std::string>();
-    if (s == "inf") return INFINITY;
-    if (s == "-inf") return -INFINITY;
-    if (s == "nan") return NAN;
-  }
-  throw std::runtime_error("expected a number, got " + j.dump());
-}
-
 namespace {
 
 constexpr size_t kTopViolations = 16;

@@ -33,10 +33,39 @@ std::vector<const CheckOutcome*> CaseResult::OutcomesOf(const std::string& check
   return out;
 }
 
-bool CampaignReport::Passed() const {
-  return std::none_of(cases.begin(), cases.end(), [](const CaseResult& c) {
-    return c.status == CaseStatus::kFail || c.status == CaseStatus::kError;
-  });
+uint64_t CampaignReport::JudgedCases() const { return Count(CaseStatus::kPass) + Count(CaseStatus::kFail); }
+
+uint64_t CampaignReport::JudgedDraws() const {
+  uint64_t draws = 0;
+  for (const CaseResult& c : cases) {
+    if (c.status == CaseStatus::kPass || c.status == CaseStatus::kFail) draws += c.draws;
+  }
+  return draws;
+}
+
+std::vector<std::string> CampaignReport::VerdictProblems() const {
+  std::vector<std::string> problems;
+  const size_t failed = Count(CaseStatus::kFail);
+  const size_t errors = Count(CaseStatus::kError);
+  const size_t skipped = Count(CaseStatus::kSkipped);
+  if (failed > 0) problems.push_back(std::to_string(failed) + " case(s) failed");
+  if (errors > 0) problems.push_back(std::to_string(errors) + " case(s) could not be judged (error)");
+  if (interrupted) {
+    problems.push_back("interrupted: " + std::to_string(cases.size()) + " of " + std::to_string(planned_cases) +
+                       " cases finished (samplecheck run --resume finishes the run)");
+  }
+  if (skipped > 0 && !evidence.allow_skipped) {
+    problems.push_back(std::to_string(skipped) + " case(s) skipped, never judged (--allow-skipped accepts them)");
+  }
+  if (JudgedCases() < evidence.min_judged_cases) {
+    problems.push_back("no evidence: " + std::to_string(JudgedCases()) + " judged case(s), at least " +
+                       std::to_string(evidence.min_judged_cases) + " needed (--min-judged-cases)");
+  }
+  if (JudgedDraws() < evidence.min_draws) {
+    problems.push_back("no evidence: " + std::to_string(JudgedDraws()) + " draws over the judged cases, at least " +
+                       std::to_string(evidence.min_draws) + " needed (--min-draws)");
+  }
+  return problems;
 }
 
 size_t CampaignReport::Count(CaseStatus status) const {

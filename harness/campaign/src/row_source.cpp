@@ -8,6 +8,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "samplecheck/core/files.h"
 #include "samplecheck/reference/logits.h"
 
 namespace samplecheck::harness {
@@ -427,12 +428,10 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
 }
 
 Result<NpyArray> LoadNpy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot read .npy file " + path.string());
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return IoError("error reading .npy file " + path.string());
-  return ParseNpy(buffer.str(), path.string());
+  constexpr uint64_t kMaxNpyBytes = uint64_t{2} << 30;  // 2 GiB: 2048 rows of V = 262144 in fp32
+  Result<std::string> bytes = ReadFileCapped(path, kMaxNpyBytes, "an .npy file");
+  if (!bytes.ok()) return bytes.error();
+  return ParseNpy(*bytes, path.string());
 }
 
 }  // namespace samplecheck::harness

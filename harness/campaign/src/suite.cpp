@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/core/files.h"
 #include "samplecheck/reference/profile.h"
 
 namespace samplecheck::harness {
@@ -56,13 +58,9 @@ std::optional<std::string> InvalidEverywhere(const SamplingParams& params) {
 }
 
 Result<Suite> ParseSuiteText(const std::string& text, const std::filesystem::path& base_dir, std::string source) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return ParseError(source + ": not valid JSON: " + e.what());
-  }
-  return ParseSuite(json, base_dir, source);
+  Result<nlohmann::json> json = ParseJsonStrict(text, source);  // a duplicate key is an error, not "last wins"
+  if (!json.ok()) return json.error();
+  return ParseSuite(*json, base_dir, source);
 }
 
 }  // namespace
@@ -192,6 +190,9 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
     }
     if (!c.contains("name") || !c["name"].is_string()) return ParseError(where + ": \"name\" (a string) is missing");
     const std::string base_name = c["name"].get<std::string>();
+    if (base_name.empty() || base_name.find_first_not_of(" \t") == std::string::npos) {
+      return ParseError(where + ": \"name\" is empty (a case needs a name: reports and --resume find it by name)");
+    }
     where = source + ": case \"" + base_name + "\"";
     CaseSpec proto;
     if (c.contains("profile")) {
@@ -284,11 +285,10 @@ std::vector<BuiltinSuiteInfo> BuiltinSuites() {
 Result<Suite> LoadSuite(std::string_view name_or_path) {
   const std::string arg(name_or_path);
   auto load_file = [](const std::filesystem::path& path) -> Result<Suite> {
-    std::ifstream in(path);
-    if (!in) return Error{ErrorCode::kIo, "cannot read suite file " + path.string()};
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return ParseSuiteText(buf.str(), path.parent_path(), path.string());
+    constexpr uint64_t kMaxSuiteBytes = uint64_t{64} << 20;
+    Result<std::string> text = ReadFileCapped(path, kMaxSuiteBytes, "a suite file");
+    if (!text.ok()) return text.error();
+    return ParseSuiteText(*text, path.parent_path(), path.string());
   };
   std::error_code ec;
   const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");

@@ -10,11 +10,13 @@
 
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/suite.h"
+#include "samplecheck/report/report.h"
 
 namespace samplecheck::harness {
 namespace {
 
-std::string Escape(const std::string& s) {
+std::string Escape(const std::string& raw) {
+  const std::string s = ValidUtf8(raw);  // a plugin's message or a file name may hold any bytes
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -37,17 +39,7 @@ std::string Fmt(double v, int digits = 3) {
   return buf;
 }
 
-std::string FmtCount(double v) {
-  char buf[64];
-  if (v >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
-  } else if (v >= 1e4) {
-    std::snprintf(buf, sizeof buf, "%.3gk", v / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  }
-  return buf;
-}
+std::string FmtCount(double v) { return FormatCount(v); }
 
 const char* StatusClass(CaseStatus s) {
   switch (s) {
@@ -467,12 +459,8 @@ std::string RenderHtmlReport(const CampaignReport& r) {
   return os.str();
 }
 
-Status SaveHtmlReport(const CampaignReport& report, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) return Error{ErrorCode::kIo, "cannot write HTML report " + path.string()};
-  out << RenderHtmlReport(report);
-  if (!out) return Error{ErrorCode::kIo, "error writing HTML report " + path.string()};
-  return Status::Ok();
+Status SaveHtmlReport(const CampaignReport& report, const std::filesystem::path& path, const WriteOptions& options) {
+  return WriteFileAtomically(path, RenderHtmlReport(report), options);
 }
 
 }  // namespace samplecheck::harness

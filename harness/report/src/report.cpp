@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <cstdio>
 #include <sstream>
 
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/suite.h"
+#include "samplecheck/core/files.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -22,6 +24,8 @@ CaseStatus StatusFromName(const std::string& s) {
   if (s == "error") return CaseStatus::kError;
   throw std::runtime_error("status \"" + s + "\" is not pass, fail, skipped or error");
 }
+
+}  // namespace
 
 json CaseToJson(const CaseResult& c) {
   json j;
@@ -56,7 +60,9 @@ json CaseToJson(const CaseResult& c) {
   return j;
 }
 
-CaseResult CaseFromJson(const json& j) {
+namespace {
+
+CaseResult CaseFromJsonOrThrow(const json& j) {
   CaseResult c;
   c.name = j.at("name").get<std::string>();
   c.status = StatusFromName(j.at("status").get<std::string>());
@@ -95,6 +101,14 @@ CaseResult CaseFromJson(const json& j) {
 
 }  // namespace
 
+Result<CaseResult> CaseFromJson(const json& j) {
+  try {
+    return CaseFromJsonOrThrow(j);
+  } catch (const std::exception& e) {
+    return ParseError(std::string("malformed case: ") + e.what());
+  }
+}
+
 json ReportToJson(const CampaignReport& r) {
   json j;
   j["schema"] = r.schema;
@@ -116,6 +130,12 @@ json ReportToJson(const CampaignReport& r) {
   j["started"] = r.started;
   j["seconds"] = r.seconds;
   j["command_line"] = r.command_line;
+  j["evidence"] = {{"min_judged_cases", r.evidence.min_judged_cases},
+                   {"min_draws", r.evidence.min_draws},
+                   {"allow_skipped", r.evidence.allow_skipped}};
+  j["interrupted"] = r.interrupted;
+  j["planned_cases"] = r.planned_cases;
+  j["verdict_problems"] = r.VerdictProblems();
   j["verdict"] = r.Passed() ? "pass" : "fail";
   j["counts"] = {{"cases", r.cases.size()},
                  {"pass", r.Count(CaseStatus::kPass)},
@@ -158,10 +178,19 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     r.started = j.at("started").get<std::string>();
     r.seconds = j.at("seconds").get<double>();
     r.command_line = j.at("command_line").get<std::string>();
+    // Written since the evidence floors (reports before them judged every case they hold): defaults when absent.
+    if (j.contains("evidence")) {
+      const json& e = j["evidence"];
+      r.evidence.min_judged_cases = e.at("min_judged_cases").get<uint64_t>();
+      r.evidence.min_draws = e.at("min_draws").get<uint64_t>();
+      r.evidence.allow_skipped = e.at("allow_skipped").get<bool>();
+    }
+    r.interrupted = j.contains("interrupted") && j["interrupted"].get<bool>();
     for (const auto& c : j.at("cases")) {
-      r.cases.push_back(CaseFromJson(c));
+      r.cases.push_back(CaseFromJsonOrThrow(c));
       ++case_index;
     }
+    r.planned_cases = j.contains("planned_cases") ? j["planned_cases"].get<size_t>() : r.cases.size();
   } catch (const std::exception& e) {
     std::string where = case_index < (j.contains("cases") && j["cases"].is_array() ? j["cases"].size() : 0)
                             ? " (case " + std::to_string(case_index) + ")"
@@ -170,6 +199,24 @@ Result<CampaignReport> ReportFromJson(const json& j) {
   }
   if (!(r.alpha > 0 && r.alpha < 1)) return ParseError("malformed report: alpha outside (0, 1)");
   return r;
+}
+
+std::string FormatCount(double count) {
+  char buf[64];
+  if (!(count >= 0) || !std::isfinite(count)) {
+    std::snprintf(buf, sizeof buf, "%g", count);
+  } else if (count < 1e5) {
+    std::snprintf(buf, sizeof buf, "%.0f", count);
+  } else {
+    int exponent = static_cast<int>(std::floor(std::log10(count)));
+    double mantissa = count / std::pow(10.0, exponent);
+    if (std::round(mantissa * 100) / 100 >= 10) {  // 9.996e9 rounds to 10.0: write 1e10
+      mantissa /= 10;
+      ++exponent;
+    }
+    std::snprintf(buf, sizeof buf, "%.3ge%d", mantissa, exponent);
+  }
+  return buf;
 }
 
 std::string FormatSummary(const CampaignReport& r) {
@@ -186,7 +233,8 @@ std::string FormatSummary(const CampaignReport& r) {
      << r.git_revision.value_or("unknown").substr(0, 19) << "\n";
   os << "  " << r.cases.size() << " cases: " << r.Count(CaseStatus::kPass) << " pass, " << r.Count(CaseStatus::kFail)
      << " fail, " << r.Count(CaseStatus::kSkipped) << " skipped, " << r.Count(CaseStatus::kError) << " error;  alpha "
-     << r.alpha << " (Holm), TV " << r.tv << ", " << double(draws) << " draws in " << r.seconds << " s\n";
+     << r.alpha << " (Holm), TV " << r.tv << ", " << FormatCount(double(draws)) << " draws in " << r.seconds << " s"
+     << (r.interrupted ? "  INTERRUPTED" : "") << "\n";
   size_t listed = 0;
   for (const auto& c : r.cases) {
     if (c.status == CaseStatus::kPass) continue;
@@ -213,28 +261,22 @@ std::string FormatSummary(const CampaignReport& r) {
        << weakest->name << ", " << weakest->draws << " draws, planned " << weakest->planned_draws << "; target "
        << r.power << ")\n";
   }
+  for (const std::string& problem : r.VerdictProblems()) os << "  not a pass: " << problem << "\n";
   os << "VERDICT: " << (r.Passed() ? "PASS" : "FAIL") << "\n";
   return os.str();
 }
 
-Status SaveReport(const CampaignReport& report, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) return Error{ErrorCode::kIo, "cannot write report " + path.string()};
-  out << ReportToJson(report).dump(1) << "\n";
-  if (!out) return Error{ErrorCode::kIo, "error writing report " + path.string()};
-  return Status::Ok();
+Status SaveReport(const CampaignReport& report, const std::filesystem::path& path, const WriteOptions& options) {
+  return WriteFileAtomically(path, JsonText(ReportToJson(report)) + "\n", options);
 }
 
 Result<CampaignReport> LoadReport(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return Error{ErrorCode::kIo, "cannot read report " + path.string()};
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    return ParseError(path.string() + ": not valid JSON: " + e.what());
-  }
-  auto r = ReportFromJson(j);
+  constexpr uint64_t kMaxReportBytes = uint64_t{1} << 30;
+  Result<std::string> text = ReadFileCapped(path, kMaxReportBytes, "a report");
+  if (!text.ok()) return text.error();
+  Result<json> j = ParseJsonStrict(*text, path.string());
+  if (!j.ok()) return j.error();
+  auto r = ReportFromJson(*j);
   if (!r.ok()) return ParseError(path.string() + ": " + r.error().message);
   return r;
 }

@@ -15,7 +15,9 @@
 //      The case's p-value is Bonferroni over its tests; the campaign applies Holm over the cases at alpha.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +49,30 @@ struct CampaignOptions {
   Progress::Mode progress = Progress::Mode::kAuto;
   std::string command_line;
   std::string version;                  // samplecheck version for the report
+  EvidencePolicy evidence;              // what the verdict needs besides no failure (result.h)
+
+  // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
+  // returned here stops the campaign (the CLI refuses a plan past its limits unless forced).
+  std::function<Status(const struct CampaignPlan&)> on_plan;
+  // As each case finishes (serialized; completion order), for a journal. An error stops the campaign like a
+  // signal does and is returned.
+  std::function<Status(const CaseResult&)> on_case_done;
+  // Cases judged by an earlier run of the same campaign (--resume): reused as they are, not drawn again.
+  std::vector<CaseResult> finished;
+  // Set (e.g. by a signal handler) to stop: no case starts after it, a case being drawn stops at its next chunk and
+  // is left out, and the report comes back marked interrupted with the cases that finished.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// What a campaign is about to do, for the user to see (and refuse) before it starts.
+struct CampaignPlan {
+  const CampaignReport* identity = nullptr;  // suite, sampler, profile, seeds (no case yet)
+  size_t cases = 0;
+  size_t skipped = 0;                        // never drawn (params invalid under the profile, ambiguous)
+  size_t resumed = 0;                        // reused from an earlier run (CampaignOptions::finished)
+  uint64_t draws = 0;                        // draws still to make
+  double draws_per_second = 0.0;             // measured on the first drawn case (0 when nothing to draw)
+  double estimated_seconds = 0.0;            // draws / draws_per_second
 };
 
 // A case ready to draw: its row (perturbed if needed), reference and plan. Built before any draw so that input
@@ -88,8 +114,9 @@ void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram
 // A sampler that fails while drawing is not an error here: its cases fail.
 Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options);
 
-// Environment of the report: hostname, OS, CPU; the GPU from nvidia-smi (nullopt without one); the git revision
-// of the source tree samplecheck was built from (nullopt when git or the tree is absent).
+// Environment of the report: hostname, OS, CPU; the GPUs from the CUDA runtime and NVML (samplers/devices.h; nullopt
+// without one); the git revision of the source tree samplecheck was built from, taken at build time (nullopt when
+// the tree had no git). No external program runs.
 MachineInfo DetectMachine();
 std::optional<std::string> DetectGpu();
 std::optional<std::string> DetectGitRevision();

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/stats/binning.h"
@@ -93,10 +94,5 @@ struct StoredMaxAbsZ {
   std::vector<StoredResidual> top_residuals;
 };
 StoredMaxAbsZ StoredMaxAbsZTest(const CaseResult& c);
-
-// JSON numbers that JSON cannot hold (inf, NaN) are written as the strings "inf", "-inf", "nan", so a report
-// always round-trips; ReadJsonNumber accepts both forms and throws nlohmann::json::type_error otherwise.
-nlohmann::json JsonNumber(double value);
-double ReadJsonNumber(const nlohmann::json& j);
 
 }  // namespace samplecheck::harness

@@ -88,6 +88,15 @@ struct CaseResult {
   std::vector<const CheckOutcome*> OutcomesOf(const std::string& check) const;
 };
 
+// What a passing verdict needs besides the absence of failures: evidence. A report with no judged case, or with
+// skipped cases (unless allowed), or below the floors, does not pass (`run` and `gate` exit 1).
+struct EvidencePolicy {
+  uint64_t min_judged_cases = 1;  // cases judged: not skipped, not errored
+  uint64_t min_draws = 1;         // draws over the judged cases
+  bool allow_skipped = false;     // skipped cases (params invalid under the judged profile, an unjudgeable row)
+                                  // are reported, and fail the verdict unless allowed
+};
+
 struct MachineInfo {
   std::string hostname;
   std::string os;
@@ -114,11 +123,20 @@ struct CampaignReport {
   std::string started;               // ISO 8601 UTC
   double seconds = 0.0;
   std::string command_line;
+  EvidencePolicy evidence;           // what the verdict needs besides no failure
+  bool interrupted = false;          // the run was stopped (SIGINT, SIGTERM) before every case was judged
+  size_t planned_cases = 0;          // cases of the suite (cases holds the finished ones when interrupted)
   std::vector<CaseResult> cases;
 
-  // "pass" when every judged case passes (skipped cases are reported, never judged), "fail" otherwise.
-  bool Passed() const;
+  // Pass: no case failed or errored, the run was not interrupted, no case was skipped (unless allowed), and the
+  // judged cases and their draws reach the floors of `evidence`.
+  bool Passed() const { return VerdictProblems().empty(); }
+  // Why the report does not pass, one line each ("2 cases failed", "no evidence: 0 judged cases, at least 1
+  // needed", ...); empty when it passes.
+  std::vector<std::string> VerdictProblems() const;
   size_t Count(CaseStatus status) const;
+  uint64_t JudgedCases() const;   // not skipped, not errored
+  uint64_t JudgedDraws() const;   // draws of the judged cases
 };
 
 // tests and p_value of one case from its outcomes: the p-value outcomes, Bonferroni min(1, tests * min p).

@@ -10,10 +10,12 @@
 
 #include "samplecheck/campaign/result.h"
 #include "samplecheck/core/error.h"
+#include "samplecheck/core/files.h"
 
 namespace samplecheck::harness {
 
 std::string RenderHtmlReport(const CampaignReport& report);
-Status SaveHtmlReport(const CampaignReport& report, const std::filesystem::path& path);
+// Replaces the file at `path` atomically, as SaveReport does.
+Status SaveHtmlReport(const CampaignReport& report, const std::filesystem::path& path, const WriteOptions& options = {});
 
 }  // namespace samplecheck::harness

@@ -11,15 +11,24 @@
 
 #include "samplecheck/campaign/result.h"
 #include "samplecheck/core/error.h"
+#include "samplecheck/core/files.h"
 
 namespace samplecheck::harness {
 
 nlohmann::json ReportToJson(const CampaignReport& report);
+// One case as the report holds it, and back (kParse naming the field); the journal writes cases this way.
+nlohmann::json CaseToJson(const CaseResult& c);
+Result<CaseResult> CaseFromJson(const nlohmann::json& json);
 // kParse with the path of the offending field; rejects other schema versions. The checks' outcomes are read back
 // from their fields (checks.h), so a loaded report is judged exactly as the campaign judged it.
 Result<CampaignReport> ReportFromJson(const nlohmann::json& json);
-Status SaveReport(const CampaignReport& report, const std::filesystem::path& path);
+// Replaces the file at `path` atomically (core/files.h): the previous report survives any failure byte for byte; a
+// symbolic link at `path` is refused unless options.follow_symlink. Never throws (invalid UTF-8 becomes U+FFFD).
+Status SaveReport(const CampaignReport& report, const std::filesystem::path& path, const WriteOptions& options = {});
 Result<CampaignReport> LoadReport(const std::filesystem::path& path);
+
+// A count for people: exact below 100000 ("65536"), else three digits and a power of ten ("1.81e9", "2.1e5").
+std::string FormatCount(double count);
 
 // The one-screen summary of `run` and `gate`: header, counts, every failed / skipped case with its reason, the
 // smallest p-values, the lowest achieved power, and the verdict line "VERDICT: PASS" / "VERDICT: FAIL".

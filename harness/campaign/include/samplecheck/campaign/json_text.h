@@ -1,0 +1,32 @@
+// JSON as samplecheck reads and writes it (suites, reports, journals, identify results).
+//   - Numbers JSON cannot hold (inf, NaN) are the strings "inf", "-inf", "nan", so a report always round-trips.
+//   - Writing never throws: a string that is not valid UTF-8 (a plugin's error text, a process's stderr, a file
+//     name) has each invalid byte replaced by U+FFFD.
+//   - Reading is strict: a duplicate key in any object is an error, never "the last one wins".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "samplecheck/core/error.h"
+
+namespace samplecheck::harness {
+
+nlohmann::json JsonNumber(double value);
+// Accepts a number or one of "inf", "-inf", "nan"; throws std::runtime_error naming what it got otherwise (for
+// readers that collect a field path in one try block).
+double ReadJsonNumber(const nlohmann::json& j);
+
+// The text of `j` (indented by `indent` spaces per level; -1: one line). Invalid UTF-8 becomes U+FFFD.
+std::string JsonText(const nlohmann::json& j, int indent = 1);
+
+// `text` with every byte that is not part of a valid UTF-8 sequence replaced by U+FFFD (for HTML and text output).
+std::string ValidUtf8(std::string_view text);
+
+// Parses `text`; kParse naming `what`, the position and the reason for malformed JSON, and naming the key and its
+// object path for a duplicate key.
+Result<nlohmann::json> ParseJsonStrict(std::string_view text, std::string_view what);
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,120 @@
+#include "samplecheck/report/journal.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/core/files.h"
+#include "samplecheck/report/report.h"
+
+namespace samplecheck::harness {
+
+using nlohmann::json;
+
+namespace {
+
+json IdentityToJson(const JournalIdentity& id) {
+  return {{"journal", kJournalSchema},
+          {"suite", id.suite},
+          {"suite_source", id.suite_source},
+          {"sampler_spec", id.sampler_spec},
+          {"profile", id.profile},
+          {"seed", id.seed},
+          {"draw_seed", id.draw_seed},
+          {"tv", JsonNumber(id.tv)},
+          {"max_draws", id.max_draws ? json(*id.max_draws) : json(nullptr)},
+          {"git_revision", id.git_revision}};
+}
+
+JournalIdentity IdentityFromJson(const json& j) {
+  JournalIdentity id;
+  id.suite = j.at("suite").get<std::string>();
+  id.suite_source = j.at("suite_source").get<std::string>();
+  id.sampler_spec = j.at("sampler_spec").get<std::string>();
+  id.profile = j.at("profile").get<std::string>();
+  id.seed = j.at("seed").get<uint64_t>();
+  id.draw_seed = j.at("draw_seed").get<uint64_t>();
+  id.tv = ReadJsonNumber(j.at("tv"));
+  if (!j.at("max_draws").is_null()) id.max_draws = j["max_draws"].get<uint64_t>();
+  id.git_revision = j.at("git_revision").get<std::string>();
+  return id;
+}
+
+}  // namespace
+
+std::string JournalIdentity::Difference(const JournalIdentity& o) const {
+  auto diff = [](const char* field, const std::string& a, const std::string& b) {
+    return "the journal's " + std::string(field) + " is " + a + ", this run's " + b;
+  };
+  if (suite != o.suite) return diff("suite", suite, o.suite);
+  if (suite_source != o.suite_source) return diff("suite source", suite_source, o.suite_source);
+  if (sampler_spec != o.sampler_spec) return diff("sampler", sampler_spec, o.sampler_spec);
+  if (profile != o.profile) return diff("profile", profile, o.profile);
+  if (seed != o.seed) return diff("seed", std::to_string(seed), std::to_string(o.seed));
+  if (draw_seed != o.draw_seed) return diff("draw seed", std::to_string(draw_seed), std::to_string(o.draw_seed));
+  if (tv != o.tv) return diff("tv", std::to_string(tv), std::to_string(o.tv));
+  if (max_draws != o.max_draws) {
+    return diff("--max-draws", max_draws ? std::to_string(*max_draws) : "unset",
+                o.max_draws ? std::to_string(*o.max_draws) : "unset");
+  }
+  if (git_revision != o.git_revision) return diff("samplecheck revision", git_revision, o.git_revision);
+  return "";
+}
+
+std::filesystem::path JournalPathFor(const std::filesystem::path& report) {
+  std::filesystem::path journal = report;
+  journal += ".journal";
+  return journal;
+}
+
+Status StartJournal(const std::filesystem::path& path, const JournalIdentity& identity) {
+  return WriteFileAtomically(path, JsonText(IdentityToJson(identity), -1) + "\n");
+}
+
+Status AppendToJournal(const std::filesystem::path& path, const CaseResult& c) {
+  return AppendLineDurably(path, JsonText(json{{"case", CaseToJson(c)}}, -1));
+}
+
+Result<Journal> LoadJournal(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Error{ErrorCode::kIo, "cannot read the journal " + path.string() + " (was the run started with --report?)"};
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const bool last_complete = [&] {
+    std::ifstream tail(path, std::ios::binary | std::ios::ate);
+    if (!tail || tail.tellg() == 0) return true;
+    tail.seekg(-1, std::ios::end);
+    return tail.get() == '\n';
+  }();
+  Journal journal;
+  if (lines.empty()) return Error{ErrorCode::kParse, path.string() + " is empty: not a samplecheck journal"};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string where = path.string() + " line " + std::to_string(i + 1);
+    Result<json> j = ParseJsonStrict(lines[i], where);
+    if (!j.ok()) {
+      if (i + 1 == lines.size() && !last_complete) {  // a line cut short by a crash: the case was not journaled
+        ++journal.torn_lines;
+        break;
+      }
+      return j.error();
+    }
+    try {
+      if (i == 0) {
+        if (!j->is_object() || j->value("journal", "") != kJournalSchema) {
+          return Error{ErrorCode::kParse, where + ": not a samplecheck journal (no \"journal\": \"" +
+                                              std::string(kJournalSchema) + "\")"};
+        }
+        journal.identity = IdentityFromJson(*j);
+        continue;
+      }
+      Result<CaseResult> c = CaseFromJson(j->at("case"));
+      if (!c.ok()) return c.error().WithContext(where);
+      journal.cases.push_back(std::move(*c));
+    } catch (const std::exception& e) {
+      return Error{ErrorCode::kParse, where + ": " + e.what()};
+    }
+  }
+  return journal;
+}
+
+}  // namespace samplecheck::harness
