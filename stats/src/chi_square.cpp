@@ -67,6 +67,20 @@ Result<double> ChiSquarePValue(double statistic, std::uint64_t dof) {
   return p;
 }
 
+Result<double> ChiSquareLowerTailPValue(double statistic, std::uint64_t dof) {
+  if (Status st = CheckDof(dof); !st.ok()) return st.error();
+  if (Status st = CheckNonNegativeFinite("chi-square statistic", statistic); !st.ok()) return st.error();
+  if (statistic == 0.0) return 0.0;
+  namespace bp = boost::math::policies;
+  using Policy = bp::policy<bp::overflow_error<bp::ignore_error>>;
+  auto p = Evaluate("ChiSquareLowerTailPValue", dof, statistic, "statistic", [&] {
+    const boost::math::chi_squared_distribution<double, Policy> d(static_cast<double>(dof));
+    return boost::math::cdf(d, statistic);
+  });
+  if (p.ok() && !(*p >= 0.0 && *p <= 1.0)) return *p < 0.0 ? 0.0 : 1.0;
+  return p;
+}
+
 Result<double> NormalUpperQuantile(double alpha) {
   if (Status st = CheckProbabilityOpen("alpha", alpha); !st.ok()) return st.error();
   std::ostringstream msg;

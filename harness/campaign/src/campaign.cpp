@@ -101,6 +101,17 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
     return pc;
   }
   auto dist = ComputeDistribution(LogitsView::Fp32(pc.row), r.params, profile);
+  if (!dist.ok() && dist.error().code == ErrorCode::kInvalidRow) {
+    // An unsamplable row (NaN, every logit -inf): every draw must be the invalid marker, any token fails the case.
+    // A faulty sampler shows it at its first draw; min_draws is plenty.
+    r.unsamplable = true;
+    r.kept = 0;
+    pc.p0.assign(pc.row.size(), 0.0);
+    r.draws = std::min(budget.min_draws, budget.max_draws);
+    r.planned_draws = r.draws;
+    r.achieved_power = 1.0;
+    return pc;
+  }
   if (!dist.ok()) return Error{dist.error().code, "case " + spec.name + ": reference: " + dist.error().message};
   r.ambiguous = dist->ambiguous;
   if (!dist->ambiguous.empty()) {
@@ -152,7 +163,8 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   r.greedy = dist->greedy;
   r.kept = static_cast<int64_t>(std::count_if(pc.p0.begin(), pc.p0.end(), [](double p) { return p > 0; }));
 
-  // Plan: cells of the head binning at the cap, then the draws for TV at that many cells.
+  // Plan: cells of the head binning at the cap, then the draws for TV at that many cells, at the upper tail's half
+  // of the two-sided Pearson test's alpha.
   const stats::BinningOptions bopts = CampaignBinningOptions();
   uint64_t draws = budget.min_draws;
   uint64_t cells = 1;
@@ -161,7 +173,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
     if (!at_cap.ok()) return InternalError("case " + spec.name + ": binning: " + at_cap.error().message);
     cells = std::max<uint64_t>(at_cap->head.cells.size(), 2);
     const Result<stats::DrawPlan> plan =
-        stats::PlanDrawsForTotalVariation(budget.tv, budget.alpha_per_test, budget.power, cells);
+        stats::PlanDrawsForTotalVariation(budget.tv, budget.alpha_per_test / 2, budget.power, cells);
     if (!plan.ok()) return plan.error().WithContext("case " + spec.name + ": plan");
     // Saturate: a tiny TV can plan more draws than 2^64 (or inf); the cap then binds, never a wrapped count.
     r.planned_draws = plan->draws < 1.8e19 ? static_cast<uint64_t>(std::ceil(plan->draws))
@@ -178,7 +190,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   if (!binning.ok()) return InternalError("case " + spec.name + ": binning: " + binning.error().message);
   pc.binning = std::move(*binning);
   if (r.kept >= 2 && pc.binning.head.usable()) {
-    auto power = stats::PowerOfRunForTotalVariation(budget.tv, budget.alpha_per_test, pc.binning.head.cells.size(),
+    auto power = stats::PowerOfRunForTotalVariation(budget.tv, budget.alpha_per_test / 2, pc.binning.head.cells.size(),
                                                     double(draws));
     r.achieved_power = power.ok() ? *power : 0.0;
   } else {
@@ -188,7 +200,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
 }
 
 void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint64_t invalid_draws,
-                  const std::string& sampler_error) {
+                  const std::string& sampler_error, const BatchEvidence* batch) {
   CaseResult& r = pc.result;
   std::vector<uint64_t> histogram = all_draws;
   r.ambiguous_draws = 0;
@@ -196,7 +208,7 @@ void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint
     r.ambiguous_draws += histogram[static_cast<size_t>(t)];
     histogram[static_cast<size_t>(t)] = 0;
   }
-  const CaseEvidence evidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error};
+  CaseEvidence evidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch};
   if (Status st = RunCaseChecks(evidence, r); !st.ok()) {
     r.status = CaseStatus::kError;
     r.reason = st.error().message;
@@ -238,6 +250,182 @@ std::string NowIso8601() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+namespace {
+
+size_t BatchRows(const CaseSpec& cs) {
+  size_t rows = 0;
+  for (const BatchEntry& e : cs.batch) rows += e.copies;
+  return rows;
+}
+
+// The rows of a batch case, each a prepared case "<name>/b<k>" in the batch's (shuffled) order. Copies of an entry
+// share the entry's row and have consecutive draw seeds; every row is drawn the case's max_draws times (one token
+// per row per call); a row's partner is the next copy of its entry, else the next row of the batch.
+Result<std::vector<PreparedCase>> PrepareBatch(const CaseSpec& cs, const Profile& profile, uint64_t seed,
+                                               uint64_t draw_seed, CaseBudget budget) {
+  std::vector<std::pair<uint32_t, uint32_t>> slots;  // (entry, copy)
+  for (uint32_t e = 0; e < cs.batch.size(); ++e) {
+    for (uint32_t j = 0; j < cs.batch[e].copies; ++j) slots.emplace_back(e, j);
+  }
+  uint64_t state = CaseSeed(seed, cs.name + "/order");
+  for (size_t i = slots.size(); i > 1; --i) {  // Fisher-Yates with the harness's splitmix stream
+    state += 0x9E3779B97F4A7C15ULL;
+    std::swap(slots[i - 1], slots[SplitMix64(state) % i]);
+  }
+  budget.min_draws = budget.max_draws;  // every row of a batch is drawn by the same calls
+  std::vector<PreparedCase> rows;
+  const auto size = static_cast<uint32_t>(slots.size());
+  for (uint32_t k = 0; k < size; ++k) {
+    const auto [e, j] = slots[k];
+    CaseSpec sub = cs;
+    sub.batch.clear();
+    sub.name = cs.name + "/b" + std::to_string(k);
+    sub.row = cs.batch[e].row;
+    sub.params = cs.batch[e].params;
+    const std::string entry = cs.name + "/e" + std::to_string(e);
+    auto pc = PrepareCase(sub, profile, CaseSeed(seed, entry), CaseSeed(draw_seed, entry), budget);
+    if (!pc.ok()) return pc.error();
+    pc->result.params.seed += j;  // consecutive seeds: a stream must not repeat itself across them either
+    pc->result.batch = {cs.name, k, size, e, j, ""};
+    if (!rows.empty() && pc->row.size() != rows.front().row.size()) {
+      return InvalidArgument("batch case " + cs.name + ": its rows have " + std::to_string(rows.front().row.size()) +
+                             " and " + std::to_string(pc->row.size()) +
+                             " tokens; a batch is one vocabulary (give every entry the same vocab)");
+    }
+    rows.push_back(std::move(*pc));
+  }
+  for (PreparedCase& pc : rows) {
+    const BatchPosition& b = pc.result.batch;
+    uint32_t partner = (b.position + 1) % size;
+    if (cs.batch[b.entry].copies > 1) {
+      const uint32_t next_copy = (b.copy + 1) % cs.batch[b.entry].copies;
+      for (uint32_t k = 0; k < size; ++k) {
+        if (slots[k].first == b.entry && slots[k].second == next_copy) partner = k;
+      }
+    }
+    pc.result.batch.partner = size > 1 ? cs.name + "/b" + std::to_string(partner) : "";
+  }
+  return rows;
+}
+
+struct BatchDraws {
+  std::vector<std::vector<int32_t>> sequence;          // per row: draw i at offset + i
+  std::vector<std::vector<int32_t>> alone;             // deterministic samplers: the first draws alone
+  std::vector<std::vector<uint64_t>> alone_histogram;  // otherwise: as many draws alone at other offsets
+  std::string sampler_error;
+};
+
+// Draws every row of a batch through Sample: each call holds K replicas of the batch (draws c*K .. c*K + K - 1 of
+// every row, replica k at offset + c*K + k), at most 4096 rows and 64 MiB of logits per call. Then the rows alone:
+// deterministic samplers draw the first draws of each row in calls of one row (batch size 1) at the same offsets;
+// the others count as many draws of the row alone at offsets after the batch's.
+BatchDraws DrawBatch(Sampler& sampler, const std::vector<PreparedCase*>& rows, bool deterministic,
+                     const std::function<bool()>& halted, Progress& progress) {
+  BatchDraws out;
+  if (rows.empty()) return out;
+  const size_t b = rows.size();
+  const size_t vocab = rows.front()->row.size();
+  const uint64_t draws = rows.front()->result.draws;
+  out.sequence.assign(b, std::vector<int32_t>(draws, kInvalidToken));
+  constexpr uint64_t kMaxRows = 4096;
+  constexpr uint64_t kMaxBytes = uint64_t{64} << 20;
+  const uint64_t by_memory = std::max<uint64_t>(1, kMaxBytes / (sizeof(float) * b * std::max<size_t>(vocab, 1)));
+  const uint64_t replicas = std::max<uint64_t>(1, std::min({kMaxRows / b, by_memory, draws}));
+  std::vector<float> logits(replicas * b * vocab);
+  for (uint64_t k = 0; k < replicas; ++k) {
+    for (size_t r = 0; r < b; ++r) {
+      std::copy(rows[r]->row.begin(), rows[r]->row.end(), logits.begin() + (k * b + r) * vocab);
+    }
+  }
+  std::vector<SamplingParams> params(replicas * b);
+  std::vector<int32_t> tokens(replicas * b);
+  for (uint64_t done = 0; done < draws && !halted();) {
+    const uint64_t n = std::min(replicas, draws - done);
+    for (uint64_t k = 0; k < n; ++k) {
+      for (size_t r = 0; r < b; ++r) {
+        params[k * b + r] = rows[r]->result.params;
+        params[k * b + r].offset = rows[r]->result.params.offset + done + k;
+      }
+    }
+    const RowBatch batch{logits.data(), static_cast<int64_t>(n * b), static_cast<int64_t>(vocab),
+                         static_cast<int64_t>(vocab)};
+    Status st = sampler.Sample(batch, std::span(params).first(n * b), std::span(tokens).first(n * b));
+    if (!st.ok()) {
+      out.sampler_error = st.error().ToString();
+      return out;
+    }
+    for (uint64_t k = 0; k < n; ++k) {
+      for (size_t r = 0; r < b; ++r) out.sequence[r][done + k] = tokens[k * b + r];
+    }
+    done += n;
+    progress.AddDraws(n * b);
+  }
+  if (halted()) return out;
+  if (deterministic) {
+    const uint64_t m = std::min<uint64_t>(draws, std::clamp<uint64_t>(kMaxRows / b, 8, 256));
+    out.alone.assign(b, std::vector<int32_t>(m, kInvalidToken));
+    for (size_t r = 0; r < b && !halted(); ++r) {
+      SamplingParams one = rows[r]->result.params;
+      const RowBatch single{rows[r]->row.data(), 1, static_cast<int64_t>(vocab), static_cast<int64_t>(vocab)};
+      for (uint64_t i = 0; i < m; ++i) {
+        one.offset = rows[r]->result.params.offset + i;
+        int32_t token = kInvalidToken;
+        Status st = sampler.Sample(single, std::span(&one, 1), std::span(&token, 1));
+        if (!st.ok()) {
+          out.sampler_error = st.error().ToString();
+          return out;
+        }
+        out.alone[r][i] = token;
+      }
+    }
+  } else {
+    out.alone_histogram.assign(b, std::vector<uint64_t>(vocab, 0));
+    for (size_t r = 0; r < b && !halted(); ++r) {
+      SamplingParams later = rows[r]->result.params;
+      later.offset += draws;  // independent of the batch's draws
+      uint64_t invalid = 0;
+      Status st = sampler.CountDraws(rows[r]->row, later, draws, out.alone_histogram[r], &invalid);
+      if (!st.ok()) {
+        out.sampler_error = st.error().ToString();
+        return out;
+      }
+    }
+  }
+  return out;
+}
+
+// Judges every row of a drawn batch with the batch's evidence.
+void EvaluateBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& draws, bool deterministic) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    PreparedCase& pc = *rows[r];
+    std::vector<uint64_t> histogram(pc.row.size(), 0);
+    uint64_t invalid = 0;
+    const std::vector<int32_t> none;
+    const std::vector<int32_t>& sequence = r < draws.sequence.size() ? draws.sequence[r] : none;
+    for (int32_t t : sequence) {
+      if (t >= 0 && static_cast<size_t>(t) < histogram.size()) {
+        ++histogram[static_cast<size_t>(t)];
+      } else {
+        ++invalid;
+      }
+    }
+    BatchEvidence evidence;
+    evidence.deterministic = deterministic;
+    evidence.sequence = sequence;
+    for (size_t o = 0; o < rows.size(); ++o) {
+      if (rows[o]->result.name == pc.result.batch.partner && o != r && o < draws.sequence.size()) {
+        evidence.partner_sequence = draws.sequence[o];
+        evidence.partner_p0 = rows[o]->p0;
+      }
+    }
+    if (r < draws.alone.size()) evidence.alone = draws.alone[r];
+    if (r < draws.alone_histogram.size()) evidence.alone_histogram = draws.alone_histogram[r];
+    EvaluateCase(pc, histogram, invalid, draws.sampler_error, draws.sampler_error.empty() ? &evidence : nullptr);
+  }
+}
+
+}  // namespace
 
 Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -285,18 +473,23 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
 
   report.evidence = options.evidence;
-  report.planned_cases = suite.cases.size();
 
-  // Prepare every case before drawing: input errors stop the run before it starts.
-  const double alpha_per_test = suite.alpha / (double(suite.cases.size()) * kPlannedTestsPerCase);
+  // Prepare every case before drawing: input errors stop the run before it starts. A batch case becomes one
+  // prepared case per batch row; a unit is what a worker draws at once (one row case, or one batch).
+  std::vector<std::vector<const CaseSpec*>> expanded;
+  size_t judged_cases = 0;
+  for (const CaseSpec& cs : suite.cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
+  report.planned_cases = judged_cases;
+  const double alpha_per_test = suite.alpha / (double(judged_cases) * kPlannedTestsPerCase);
   std::vector<PreparedCase> prepared;
-  prepared.reserve(suite.cases.size());
-  std::vector<bool> resumed(suite.cases.size(), false);
+  prepared.reserve(judged_cases);
+  std::vector<std::vector<size_t>> units;
+  std::vector<bool> resumed;
   uint64_t total_draws = 0;
   CampaignPlan plan;
   plan.identity = &report;
-  plan.cases = suite.cases.size();
-  for (const CaseSpec& cs : suite.cases) {
+  plan.cases = judged_cases;
+  auto budget_of = [&](const CaseSpec& cs) {
     CaseBudget budget;
     budget.alpha_per_test = alpha_per_test;
     budget.tv = options.tv.value_or(cs.tv.value_or(suite.tv));
@@ -304,34 +497,74 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     budget.max_draws = options.max_draws.value_or(cs.max_draws ? cs.max_draws : suite.max_draws);
     budget.min_draws = std::min(suite.min_draws, budget.max_draws);
     budget.ambiguous = cs.ambiguous.value_or(suite.ambiguous);
-    const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
-    auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
-    if (!pc.ok()) return pc.error();
+    return budget;
+  };
+  // Adds one prepared case (reused from the journal when it finished there) and says whether it needs drawing.
+  auto add = [&](PreparedCase pc) -> Result<bool> {
     const auto done = std::find_if(options.finished.begin(), options.finished.end(),
-                                   [&](const CaseResult& c) { return c.name == cs.name; });
+                                   [&](const CaseResult& c) { return c.name == pc.result.name; });
+    bool reuse = false;
     if (done != options.finished.end()) {
       // A case of the earlier run is reused only if it was planned exactly as this run plans it.
-      if (done->row_seed != pc->result.row_seed || done->params.seed != pc->result.params.seed ||
-          done->draws != pc->result.draws || done->profile != pc->result.profile) {
-        return InvalidArgument("cannot resume: case " + cs.name +
+      if (done->row_seed != pc.result.row_seed || done->params.seed != pc.result.params.seed ||
+          done->draws != pc.result.draws || done->profile != pc.result.profile) {
+        return InvalidArgument("cannot resume: case " + pc.result.name +
                                " of the journal was planned differently (seed, draws or profile); start afresh");
       }
-      pc->result = *done;
-      resumed[prepared.size()] = true;
+      pc.result = *done;
+      reuse = true;
       ++plan.resumed;
-    } else if (pc->skip) {
+    } else if (pc.skip) {
       ++plan.skipped;
-    } else {
-      total_draws += pc->result.draws;
     }
-    prepared.push_back(std::move(*pc));
+    resumed.push_back(reuse);
+    prepared.push_back(std::move(pc));
+    return !reuse && !prepared.back().skip;
+  };
+  for (const CaseSpec& cs : suite.cases) {
+    const CaseBudget budget = budget_of(cs);
+    const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
+    if (cs.batch.empty()) {
+      auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
+      if (!pc.ok()) return pc.error();
+      const uint64_t draws = pc->result.draws;
+      auto needs = add(std::move(*pc));
+      if (!needs.ok()) return needs.error();
+      if (*needs) total_draws += draws;
+      units.push_back({prepared.size() - 1});
+      continue;
+    }
+    auto batch = PrepareBatch(cs, profile, report.seed, report.draw_seed, budget);
+    if (!batch.ok()) return batch.error();
+    std::vector<size_t> unit;
+    bool any_resumed = false, all_resumed = true;
+    for (PreparedCase& pc : *batch) {
+      const uint64_t draws = pc.result.draws;
+      auto needs = add(std::move(pc));
+      if (!needs.ok()) return needs.error();
+      if (*needs) total_draws += draws;
+      any_resumed = any_resumed || resumed.back();
+      all_resumed = all_resumed && resumed.back();
+      unit.push_back(prepared.size() - 1);
+    }
+    // A batch is drawn whole: a partly journaled batch (an interrupted write) is drawn again.
+    if (any_resumed && !all_resumed) {
+      for (size_t i : unit) {
+        if (resumed[i]) {
+          resumed[i] = false;
+          --plan.resumed;
+        }
+      }
+    }
+    units.push_back(std::move(unit));
   }
   plan.draws = total_draws;
 
   // Workers: one sampler each (samplers need not be thread-safe).
   unsigned jobs = options.jobs;
   if (jobs == 0) jobs = (*first)->GetCapabilities().parallel_instances ? std::thread::hardware_concurrency() : 1;
-  jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(prepared.size(), 1)));
+  jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(units.size(), 1)));
+  const bool deterministic = (*first)->GetCapabilities().deterministic;
   std::vector<std::unique_ptr<Sampler>> samplers;
   samplers.push_back(std::move(*first));
   for (unsigned j = 1; j < jobs; ++j) {
@@ -340,11 +573,12 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     samplers.push_back(std::move(*s));
   }
 
-  // The sampler's throughput on the first case to draw (a short count whose draws are discarded), so the plan
+  // The sampler's throughput on the first row case to draw (a short count whose draws are discarded), so the plan
   // states a time before hours of drawing start.
   if (options.on_plan) {
-    for (size_t i = 0; i < prepared.size() && total_draws > 0; ++i) {
-      if (prepared[i].skip || resumed[i]) continue;
+    for (const std::vector<size_t>& unit : units) {
+      const size_t i = unit.front();
+      if (unit.size() != 1 || prepared[i].skip || resumed[i] || total_draws == 0) continue;
       const PreparedCase& pc = prepared[i];
       const uint64_t probe = std::min<uint64_t>(pc.result.draws, uint64_t{1} << 16);
       std::vector<uint64_t> histogram(pc.row.size(), 0);
@@ -367,66 +601,94 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   std::mutex done_mu;
   Status done_error;
   std::atomic<bool> journal_failed{false};
+  auto halted = [&]() { return stopped() || journal_failed.load(); };
+  // A finished case: its progress line, then the journal (serialized).
+  auto case_done = [&](size_t i, double seconds) {
+    PreparedCase& pc = prepared[i];
+    CaseResult& r = pc.result;
+    r.seconds = seconds;
+    std::ostringstream detail;
+    bool hard_failure = false;
+    if (pc.skip || r.status == CaseStatus::kError) {
+      detail << r.reason;
+    } else {
+      std::string failures;
+      for (const CheckOutcome& o : r.outcomes) {
+        if (!o.Fails()) continue;
+        hard_failure = true;
+        failures += "  " + o.test + " FAILED (" + std::to_string(o.violations) + ")";
+      }
+      detail << "p=" << r.p_value << "  draws=" << r.draws << failures;
+    }
+    const char* status = pc.skip ? "skipped" : (hard_failure || r.status == CaseStatus::kError) ? "FAIL" : "done";
+    progress.CaseDone(r.name, status, detail.str(), r.seconds);
+    std::lock_guard<std::mutex> lock(done_mu);
+    finished[i] = 1;
+    if (options.on_case_done && done_error.ok()) {
+      done_error = options.on_case_done(r);
+      if (!done_error.ok()) journal_failed = true;
+    }
+  };
+  // The checks' fields of a case they did not judge: what they write for no evidence (no draw, no binning).
+  auto not_judged = [&](size_t i) {
+    const stats::BinningPlan none;
+    CaseResult& r = prepared[i].result;
+    (void)RunCaseChecks(CaseEvidence{r, {}, none, {}, 0, ""}, r);
+  };
   std::atomic<size_t> next{0};
   auto worker = [&](Sampler& sampler) {
-    for (size_t i = next++; i < prepared.size(); i = next++) {
-      if (resumed[i]) {
-        finished[i] = 1;
+    for (size_t u = next++; u < units.size(); u = next++) {
+      const std::vector<size_t>& unit = units[u];
+      if (std::all_of(unit.begin(), unit.end(), [&](size_t i) { return resumed[i]; })) {
+        for (size_t i : unit) finished[i] = 1;
         continue;
       }
-      if (stopped() || journal_failed) break;
-      PreparedCase& pc = prepared[i];
-      CaseResult& r = pc.result;
+      if (halted()) break;
       const auto c0 = std::chrono::steady_clock::now();
-      if (pc.skip) {
-        // The checks' fields of a case they did not judge: what they write for no evidence (no draw, no binning).
-        const stats::BinningPlan none;
-        const CaseEvidence evidence{r, {}, none, {}, 0, ""};
-        (void)RunCaseChecks(evidence, r);
-      } else {
-        std::vector<uint64_t> histogram(pc.row.size(), 0);
-        uint64_t invalid = 0;
-        std::string sampler_error;
-        SamplingParams params = r.params;
-        for (uint64_t done = 0; done < r.draws;) {
-          if (stopped() || journal_failed) break;
-          const uint64_t n = std::min(kDrawChunk, r.draws - done);
-          params.offset = r.params.offset + done;
-          Status st = sampler.CountDraws(pc.row, params, n, histogram, &invalid);
-          if (!st.ok()) {
-            sampler_error = st.error().ToString();
-            break;
+      if (unit.size() == 1 && prepared[unit.front()].result.batch.size == 0) {
+        const size_t i = unit.front();
+        PreparedCase& pc = prepared[i];
+        CaseResult& r = pc.result;
+        if (pc.skip) {
+          not_judged(i);
+        } else {
+          std::vector<uint64_t> histogram(pc.row.size(), 0);
+          uint64_t invalid = 0;
+          std::string sampler_error;
+          SamplingParams params = r.params;
+          for (uint64_t done = 0; done < r.draws;) {
+            if (halted()) break;
+            const uint64_t n = std::min(kDrawChunk, r.draws - done);
+            params.offset = r.params.offset + done;
+            Status st = sampler.CountDraws(pc.row, params, n, histogram, &invalid);
+            if (!st.ok()) {
+              sampler_error = st.error().ToString();
+              break;
+            }
+            done += n;
+            progress.AddDraws(n);
           }
-          done += n;
-          progress.AddDraws(n);
+          // Stopped mid-case: the case is left out (a signal also kills the sampler's children, which then fail).
+          if (halted()) break;
+          EvaluateCase(pc, histogram, invalid, sampler_error);
         }
-        // Stopped mid-case: the case is left out (a signal also kills the sampler's children, which then fail).
-        if (stopped() || journal_failed) break;
-        EvaluateCase(pc, histogram, invalid, sampler_error);
+        case_done(i, std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count());
+        continue;
       }
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      // The progress line: the case's Bonferroni p (Holm over the cases follows the last case) and hard failures.
-      std::ostringstream detail;
-      bool hard_failure = false;
-      if (pc.skip || r.status == CaseStatus::kError) {
-        detail << r.reason;
-      } else {
-        std::string failures;
-        for (const CheckOutcome& o : r.outcomes) {
-          if (!o.Fails()) continue;
-          hard_failure = true;
-          failures += "  " + o.test + " FAILED (" + std::to_string(o.violations) + ")";
+      // A batch: its rows drawn together, then each judged with the batch's evidence.
+      std::vector<PreparedCase*> rows;
+      for (size_t i : unit) {
+        if (prepared[i].skip) {
+          not_judged(i);
+        } else {
+          rows.push_back(&prepared[i]);
         }
-        detail << "p=" << r.p_value << "  draws=" << r.draws << failures;
       }
-      const char* status = pc.skip ? "skipped" : (hard_failure || r.status == CaseStatus::kError) ? "FAIL" : "done";
-      progress.CaseDone(r.name, status, detail.str(), r.seconds);
-      std::lock_guard<std::mutex> lock(done_mu);
-      finished[i] = 1;
-      if (options.on_case_done && done_error.ok()) {
-        done_error = options.on_case_done(r);
-        if (!done_error.ok()) journal_failed = true;
-      }
+      BatchDraws draws = DrawBatch(sampler, rows, deterministic, halted, progress);
+      if (halted()) break;
+      EvaluateBatch(rows, draws, deterministic);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      for (size_t i : unit) case_done(i, seconds / double(unit.size()));
     }
   };
   std::vector<std::thread> threads;

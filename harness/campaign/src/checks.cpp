@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "samplecheck/stats/chi_square.h"
 #include "samplecheck/stats/goodness_of_fit.h"
+#include "samplecheck/stats/independence.h"
+#include "samplecheck/stats/two_sample.h"
 #include "samplecheck/stats/power.h"
 
 namespace samplecheck::harness {
@@ -58,12 +61,14 @@ class SupportCheck final : public CaseCheck {
       }
     }
     std::sort(violations.begin(), violations.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (e.invalid_draws > 0) violations.insert(violations.begin(), {-1, e.invalid_draws});
+    // An unsamplable row's invalid draws are its right answers, not violations.
+    const uint64_t invalid_violations = e.planned.unsamplable ? 0 : e.invalid_draws;
+    if (invalid_violations > 0) violations.insert(violations.begin(), {-1, invalid_violations});
     if (violations.size() > kTopViolations) violations.resize(kTopViolations);
     json tokens = json::array();
     for (const auto& [token, count] : violations) tokens.push_back({{"token", token}, {"count", count}});
     return {{"support",
-             {{"violations", outside + e.invalid_draws},
+             {{"violations", outside + invalid_violations},
               {"invalid_draws", e.invalid_draws},
               {"tokens", tokens},
               {"sampler_error", std::string(e.sampler_error)}}}};
@@ -87,6 +92,24 @@ class SupportCheck final : public CaseCheck {
       CheckOutcome o = MakeOutcome("support", "", "support", CheckOutcome::Kind::kHard);
       o.violations = violations;
       o.statistic = double(violations);
+      if (c.unsamplable) {
+        // Every draw of an unsamplable row must be the invalid marker; any token is the silent-token-0 class.
+        o.test = "unsamplable row";
+        if (violations > 0) {
+          const json& tokens = s.at("tokens");
+          o.finding = std::to_string(violations) + " token(s) drawn from an unsamplable row (NaN or every logit -inf)";
+          if (!tokens.empty()) {
+            o.finding += ", e.g. token " + std::to_string(tokens.front().at("token").get<int32_t>()) + " " +
+                         std::to_string(tokens.front().at("count").get<uint64_t>()) + "x";
+          }
+          o.finding += "; the only right answer is the invalid marker";
+          o.draws_for_power = 1;
+        } else {
+          o.finding = "every draw was the invalid marker";
+        }
+        out.push_back(std::move(o));
+        return out;
+      }
       if (violations > 0) {
         o.finding = std::to_string(violations) + " support violation(s)";
         if (invalid > 0) o.finding += " (" + std::to_string(invalid) + " invalid token(s))";
@@ -117,8 +140,9 @@ class PearsonCheck final : public CaseCheck {
  public:
   std::string_view Name() const override { return "pearson"; }
   std::string_view Summary() const override {
-    return "Pearson X^2 on each usable binning (head, tail, hash; cells from p0 and N only, every E >= 10), G "
-           "reported beside it; power from the non-central chi-square at the case's TV";
+    return "Pearson X^2 on each usable binning (head, tail, hash; cells from p0 and N only, every E >= 10), both "
+           "tails: a fit too poor or too good to be random (p = 2 min(upper, lower)); G reported beside it; power "
+           "from the non-central chi-square at the case's TV";
   }
   std::vector<std::string> ReportKeys() const override { return {"binnings"}; }
 
@@ -129,11 +153,15 @@ class PearsonCheck final : public CaseCheck {
       const std::vector<double> expected = stats::CellProbabilities(*b);
       const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(counts.observed, expected);
       const Result<stats::GoodnessOfFit> g = stats::GTest(counts.observed, expected);
+      const Result<double> lower = pearson.ok() && pearson->dof > 0
+                                       ? stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof)
+                                       : Result<double>(InvalidArgument("no test"));
       json j{{"name", b->name},
              {"cells", expected.size()},
              {"dof", pearson.ok() ? pearson->dof : 0},
              {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
              {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
+             {"pearson_p_lower", JsonNumber(lower.ok() ? *lower : NAN)},
              {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
              {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
              {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
@@ -150,7 +178,7 @@ class PearsonCheck final : public CaseCheck {
   Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
     return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
       std::vector<CheckOutcome> out;
-      const double alpha = std::clamp(c.alpha_plan, 1e-300, 0.5);
+      const double alpha = std::clamp(c.alpha_plan / 2, 1e-300, 0.5);  // the upper tail's share of a two-sided test
       for (const json& b : fields.at("binnings")) {
         const std::string name = b.at("name").get<std::string>();
         const uint64_t dof = b.at("dof").get<uint64_t>();
@@ -162,10 +190,13 @@ class PearsonCheck final : public CaseCheck {
           throw std::runtime_error("cell_token and expected differ in length");
         }
         if (std::isnan(p) || dof == 0) continue;  // the test could not be evaluated: not in the family
+        // Both tails (reports before the lower tail hold the upper one only).
+        const double lower = b.contains("pearson_p_lower") ? ReadJsonNumber(b["pearson_p_lower"]) : NAN;
         CheckOutcome o = MakeOutcome("pearson", name, "pearson " + name, CheckOutcome::Kind::kPValue);
-        o.p_value = p;
+        o.p_value = std::isnan(lower) ? p : std::min(1.0, 2.0 * std::min(p, lower));
         o.statistic = x2;
         o.finding = "X2 = " + Short(x2) + " (dof " + std::to_string(dof) + ")";
+        if (!std::isnan(lower) && lower < p) o.finding += ", below its dof: a fit too good to be random?";
         if (x2 > double(dof) && c.draws > 0) {
           const double divergence = (x2 - double(dof)) / double(c.draws);
           const Result<stats::DrawPlan> plan = stats::PlanDrawsForDivergence(divergence, alpha, kScorePower, dof + 1);
@@ -284,6 +315,166 @@ class MaxAbsZCheck final : public CaseCheck {
   }
 };
 
+// ---- batch-invariance ---------------------------------------------------------------------------------------------
+class BatchInvarianceCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "batch-invariance"; }
+  std::string_view Summary() const override {
+    return "(batch rows, deterministic samplers) hard: a row's first draws alone (batch size 1) equal its draws in the "
+           "batch at the same seed and offsets; catches streams that depend on the batch (size, position, neighbours)";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"batch_invariance"}; }
+
+  json Evaluate(const CaseEvidence& e) const override {
+    if (e.batch == nullptr || !e.batch->deterministic || e.batch->alone.empty()) return {{"batch_invariance", nullptr}};
+    const size_t n = std::min(e.batch->alone.size(), e.batch->sequence.size());
+    uint64_t mismatches = 0;
+    json first = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+      if (e.batch->alone[i] == e.batch->sequence[i]) continue;
+      if (mismatches++ == 0) {
+        first = {{"draw", i}, {"alone", e.batch->alone[i]}, {"batch", e.batch->sequence[i]}};
+      }
+    }
+    return {{"batch_invariance", {{"draws", n}, {"mismatches", mismatches}, {"first", first}}}};
+  }
+
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
+      const json& j = fields.at("batch_invariance");
+      if (j.is_null()) return {};
+      const uint64_t n = j.at("draws").get<uint64_t>(), mismatches = j.at("mismatches").get<uint64_t>();
+      CheckOutcome o = MakeOutcome("batch-invariance", c.batch.batch, "batch invariance", CheckOutcome::Kind::kHard);
+      o.violations = mismatches;
+      o.statistic = double(mismatches);
+      if (mismatches > 0) {
+        const json& f = j.at("first");
+        o.finding = std::to_string(mismatches) + " of " + std::to_string(n) +
+                    " draws differ alone and in the batch (same seed and offset), first at draw " +
+                    std::to_string(f.at("draw").get<uint64_t>()) + ": token " +
+                    std::to_string(f.at("alone").get<int32_t>()) + " alone, " +
+                    std::to_string(f.at("batch").get<int32_t>()) + " in the batch";
+        o.draws_for_power = double(n) / double(mismatches);
+      } else {
+        o.finding = "the first " + std::to_string(n) + " draws alone equal the draws in the batch";
+      }
+      return {o};
+    });
+  }
+};
+
+// The pairs of a contingency test as JSON fields, or null when no test is possible.
+json ContingencyFields(std::span<const int32_t> a_tokens, std::span<const double> a_p0,
+                       std::span<const int32_t> b_tokens, std::span<const double> b_p0, bool serial) {
+  const size_t pairs = serial ? a_tokens.size() / 2 : std::min(a_tokens.size(), b_tokens.size());
+  if (pairs < 2) return nullptr;
+  constexpr uint32_t kCells = 8;
+  const std::vector<int32_t> a_cells = stats::CoarseCells(a_p0, kCells, pairs);
+  const std::vector<int32_t> b_cells = serial ? a_cells : stats::CoarseCells(b_p0, kCells, pairs);
+  auto cell = [](const std::vector<int32_t>& cells, int32_t token) {
+    return token >= 0 && static_cast<size_t>(token) < cells.size() ? cells[static_cast<size_t>(token)] : stats::kNoCell;
+  };
+  std::vector<int32_t> a(pairs), b(pairs);
+  for (size_t i = 0; i < pairs; ++i) {
+    a[i] = cell(a_cells, serial ? a_tokens[2 * i] : a_tokens[i]);
+    b[i] = cell(b_cells, serial ? a_tokens[2 * i + 1] : b_tokens[i]);
+  }
+  Result<stats::Independence> t = stats::IndependenceChiSquareTest(a, b);
+  if (!t.ok()) return {{"tested", false}, {"why", t.error().message}};
+  return {{"tested", true},
+          {"statistic", JsonNumber(t->statistic)},
+          {"dof", t->dof},
+          {"p_value", JsonNumber(t->p_value)},
+          {"pairs", t->pairs},
+          {"min_expected", JsonNumber(t->min_expected)}};
+}
+
+// The outcome of a contingency test's fields (none when untested).
+std::vector<CheckOutcome> ContingencyOutcome(const json& j, const std::string& check, const std::string& test,
+                                             const CaseResult& c) {
+  if (j.is_null() || !j.at("tested").get<bool>()) return {};
+  CheckOutcome o = MakeOutcome(check, c.batch.partner, test, CheckOutcome::Kind::kPValue);
+  o.p_value = ReadJsonNumber(j.at("p_value"));
+  o.statistic = ReadJsonNumber(j.at("statistic"));
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "X2 = %.4g (dof %llu) over %llu pairs", o.statistic,
+                static_cast<unsigned long long>(j.at("dof").get<uint64_t>()),
+                static_cast<unsigned long long>(j.at("pairs").get<uint64_t>()));
+  o.finding = buf;
+  return {o};
+}
+
+// ---- independence ------------------------------------------------------------------------------------------------
+class IndependenceCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "independence"; }
+  std::string_view Summary() const override {
+    return "(batch rows) contingency chi-square of the row's draws against its partner's (another seed) from the "
+           "same calls: independent seeds give independent tokens; catches reused seeds and shared streams";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"independence"}; }
+  json Evaluate(const CaseEvidence& e) const override {
+    if (e.batch == nullptr || e.batch->partner_sequence.empty()) return {{"independence", nullptr}};
+    return {{"independence",
+             ContingencyFields(e.batch->sequence, e.p0, e.batch->partner_sequence, e.batch->partner_p0, false)}};
+  }
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() {
+      return ContingencyOutcome(fields.at("independence"), "independence", "independence with " + c.batch.partner, c);
+    });
+  }
+};
+
+// ---- serial ------------------------------------------------------------------------------------------------------
+class SerialCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "serial"; }
+  std::string_view Summary() const override {
+    return "(batch rows) contingency chi-square of consecutive draws (0,1), (2,3), ... of one row: a stream with a "
+           "perfect marginal can still repeat itself from step to step (an offset not advanced)";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"serial"}; }
+  json Evaluate(const CaseEvidence& e) const override {
+    if (e.batch == nullptr || e.batch->sequence.size() < 4) return {{"serial", nullptr}};
+    return {{"serial", ContingencyFields(e.batch->sequence, e.p0, {}, {}, true)}};
+  }
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() { return ContingencyOutcome(fields.at("serial"), "serial", "serial", c); });
+  }
+};
+
+// ---- alone-vs-batch ----------------------------------------------------------------------------------------------
+class AloneVsBatchCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "alone-vs-batch"; }
+  std::string_view Summary() const override {
+    return "(batch rows, non-deterministic samplers) two-sample chi-square of the row drawn alone against the row in "
+           "the batch, on the head binning (NIST chi2samp)";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"alone_vs_batch"}; }
+  json Evaluate(const CaseEvidence& e) const override {
+    if (e.batch == nullptr || e.batch->alone_histogram.empty() || !e.binning.head.usable()) {
+      return {{"alone_vs_batch", nullptr}};
+    }
+    const stats::BinnedCounts batch = Bin(e.binning.head, e.histogram);
+    const stats::BinnedCounts alone = Bin(e.binning.head, e.batch->alone_histogram);
+    Result<stats::TwoSample> t = stats::TwoSampleChiSquareTest(alone.observed, batch.observed);
+    if (!t.ok()) return {{"alone_vs_batch", {{"tested", false}, {"why", t.error().message}}}};
+    return {{"alone_vs_batch",
+             {{"tested", true},
+              {"statistic", JsonNumber(t->statistic)},
+              {"dof", t->dof},
+              {"p_value", JsonNumber(t->p_value)},
+              {"pairs", t->draws_r},
+              {"min_expected", JsonNumber(double(t->min_pooled))}}}};
+  }
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() {
+      return ContingencyOutcome(fields.at("alone_vs_batch"), "alone-vs-batch", "alone vs batch", c);
+    });
+  }
+};
+
 }  // namespace
 
 const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
@@ -292,6 +483,10 @@ const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
     v.push_back(std::make_unique<SupportCheck>());
     v.push_back(std::make_unique<PearsonCheck>());
     v.push_back(std::make_unique<MaxAbsZCheck>());
+    v.push_back(std::make_unique<BatchInvarianceCheck>());
+    v.push_back(std::make_unique<IndependenceCheck>());
+    v.push_back(std::make_unique<SerialCheck>());
+    v.push_back(std::make_unique<AloneVsBatchCheck>());
     return v;
   }();
   return checks;

@@ -93,7 +93,7 @@ Result<RowSpec> ParseRowSpec(const nlohmann::json& json) {
   RowSpec spec;
   static const char* const kKnown[] = {"kind",    "vocab",  "sigma",        "exponent",     "scale",
                                        "levels",  "spacing", "vector",      "probs",        "head",
-                                       "tail_min_gap", "tail_max_gap", "path", "row", "mask_fraction"};
+                                       "tail_min_gap", "tail_max_gap", "path", "row", "mask_fraction", "poison"};
   for (const auto& [key, value] : json.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       return ParseError("row: unknown field \"" + key + "\"");
@@ -128,6 +128,12 @@ Result<RowSpec> ParseRowSpec(const nlohmann::json& json) {
     if (json.contains("vector")) spec.vector = json["vector"].get<std::string>();
     if (json.contains("path")) spec.path = json["path"].get<std::string>();
     if (json.contains("probs")) spec.probs = json["probs"].get<std::vector<double>>();
+    if (json.contains("poison")) {
+      spec.poison = json["poison"].get<std::string>();
+      if (spec.poison != "nan" && spec.poison != "all_nan" && spec.poison != "all_masked") {
+        throw std::runtime_error("\"poison\" = \"" + spec.poison + "\" (allowed: nan, all_nan, all_masked)");
+      }
+    }
   } catch (const std::exception& e) {
     return ParseError("row " + spec.kind + ": " + e.what());
   }
@@ -171,6 +177,7 @@ nlohmann::json RowSpecToJson(const RowSpec& spec) {
     j["row"] = spec.row;
   }
   if (spec.mask_fraction > 0.0) j["mask_fraction"] = spec.mask_fraction;
+  if (!spec.poison.empty()) j["poison"] = spec.poison;
   return j;
 }
 
@@ -193,6 +200,7 @@ std::string DescribeRowSpec(const RowSpec& spec) {
     }
   }
   if (spec.mask_fraction > 0.0) s += ", masked " + FormatNumber(spec.mask_fraction);
+  if (!spec.poison.empty()) s += ", poison " + spec.poison;
   return s + ")";
 }
 
@@ -292,6 +300,14 @@ Result<std::vector<float>> MakeRow(const RowSpec& spec, uint64_t seed) {
       std::swap(ids[i], ids[j]);
       row[ids[i]] = -std::numeric_limits<float>::infinity();
     }
+  }
+  // An unsamplable row: the only right answer of a sampler is the invalid marker (never a token).
+  if (spec.poison == "nan") {
+    row[static_cast<size_t>(rng.Below(uint64_t(row.size())))] = std::numeric_limits<float>::quiet_NaN();
+  } else if (spec.poison == "all_nan") {
+    std::fill(row.begin(), row.end(), std::numeric_limits<float>::quiet_NaN());
+  } else if (spec.poison == "all_masked") {
+    std::fill(row.begin(), row.end(), -std::numeric_limits<float>::infinity());
   }
   return row;
 }

@@ -57,6 +57,54 @@ std::optional<std::string> InvalidEverywhere(const SamplingParams& params) {
   return first.empty() ? std::nullopt : std::optional<std::string>(first);
 }
 
+// A batch case: "batch": [{"row": {...}, "params": {...}, "copies": n}, ...]; every row of one vocabulary size.
+Result<CaseSpec> ParseBatchCase(const nlohmann::json& c, const CaseSpec& proto, const std::string& name,
+                                const std::string& where, const std::filesystem::path& base_dir) {
+  constexpr size_t kMaxBatchRows = 256;
+  if (c.contains("row") || c.contains("rows") || c.contains("params")) {
+    return ParseError(where + ": a batch case lists its rows and params in \"batch\" only");
+  }
+  const auto& entries = c["batch"];
+  if (!entries.is_array() || entries.empty()) return ParseError(where + ": \"batch\" must be a non-empty array");
+  CaseSpec cs = proto;
+  cs.name = name;
+  size_t rows = 0;
+  for (size_t ei = 0; ei < entries.size(); ++ei) {
+    const auto& e = entries[ei];
+    const std::string at = where + ": batch entry " + std::to_string(ei);
+    if (!e.is_object()) return ParseError(at + " is not an object");
+    for (const auto& [key, value] : e.items()) {
+      if (key != "row" && key != "params" && key != "copies") return ParseError(at + ": unknown field \"" + key + "\"");
+    }
+    if (!e.contains("row")) return ParseError(at + ": \"row\" is missing");
+    BatchEntry entry;
+    auto row = ParseRowSpec(e["row"]);
+    if (!row.ok()) return ParseError(at + ": " + row.error().message);
+    entry.row = *row;
+    entry.row.base_dir = base_dir;
+    auto p = ParseParams(e.contains("params") ? e["params"] : nlohmann::json::object());
+    if (!p.ok()) return ParseError(at + ": " + p.error().message);
+    if (auto bad = InvalidEverywhere(*p)) return ParseError(at + ": invalid params under every profile: " + *bad);
+    entry.params = *p;
+    if (e.contains("copies")) {
+      if (!e["copies"].is_number_unsigned() || e["copies"].get<uint64_t>() < 1 ||
+          e["copies"].get<uint64_t>() > kMaxBatchRows) {
+        return ParseError(at + ": \"copies\" must be an integer in [1, " + std::to_string(kMaxBatchRows) + "]");
+      }
+      entry.copies = e["copies"].get<uint32_t>();
+    }
+    rows += entry.copies;
+    cs.batch.push_back(std::move(entry));
+  }
+  if (rows > kMaxBatchRows) {
+    return ParseError(where + ": the batch has " + std::to_string(rows) + " rows, more than " +
+                      std::to_string(kMaxBatchRows));
+  }
+  cs.row = cs.batch.front().row;
+  cs.params = cs.batch.front().params;
+  return cs;
+}
+
 Result<Suite> ParseSuiteText(const std::string& text, const std::filesystem::path& base_dir, std::string source) {
   Result<nlohmann::json> json = ParseJsonStrict(text, source);  // a duplicate key is an error, not "last wins"
   if (!json.ok()) return json.error();
@@ -180,7 +228,7 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
   }
   std::set<std::string> names;
   static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
-                                                  "ambiguous", "note"};
+                                                  "ambiguous", "note", "batch"};
   for (size_t ci = 0; ci < json["cases"].size(); ++ci) {
     const auto& c = json["cases"][ci];
     std::string where = source + ": case " + std::to_string(ci);
@@ -216,6 +264,13 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
       auto a = ParseAmbiguous(c["ambiguous"], where);
       if (!a.ok()) return a.error();
       proto.ambiguous = *a;
+    }
+    if (c.contains("batch")) {
+      Result<CaseSpec> batch = ParseBatchCase(c, proto, base_name, where, base_dir);
+      if (!batch.ok()) return batch.error();
+      if (!names.insert(base_name).second) return ParseError(source + ": duplicate case name \"" + base_name + "\"");
+      suite.cases.push_back(std::move(*batch));
+      continue;
     }
     // rows x params, each given as one object or an array of objects.
     std::vector<nlohmann::json> rows;

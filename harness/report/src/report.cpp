@@ -46,6 +46,11 @@ json CaseToJson(const CaseResult& c) {
   j["perturb_scale"] = JsonNumber(c.perturb_scale);
   j["conditioned"] = c.conditioned;
   j["ambiguous_draws"] = c.ambiguous_draws;
+  j["unsamplable"] = c.unsamplable;
+  j["batch"] = c.batch.size == 0 ? json(nullptr)
+                                 : json{{"case", c.batch.batch}, {"position", c.batch.position},
+                                        {"size", c.batch.size}, {"entry", c.batch.entry}, {"copy", c.batch.copy},
+                                        {"partner", c.batch.partner}};
   j["plan"] = {{"tv", JsonNumber(c.tv)},
                {"alpha_per_test", JsonNumber(c.alpha_plan)},
                {"planned_draws", c.planned_draws},
@@ -84,6 +89,12 @@ CaseResult CaseFromJsonOrThrow(const json& j) {
   c.perturb_scale = ReadJsonNumber(j.at("perturb_scale"));
   c.conditioned = j.at("conditioned").get<bool>();
   c.ambiguous_draws = j.at("ambiguous_draws").get<uint64_t>();
+  c.unsamplable = j.contains("unsamplable") && j["unsamplable"].get<bool>();
+  if (j.contains("batch") && !j["batch"].is_null()) {
+    const json& b = j["batch"];
+    c.batch = {b.at("case").get<std::string>(), b.at("position").get<uint32_t>(), b.at("size").get<uint32_t>(),
+               b.at("entry").get<uint32_t>(), b.at("copy").get<uint32_t>(), b.at("partner").get<std::string>()};
+  }
   const json& plan = j.at("plan");
   c.tv = ReadJsonNumber(plan.at("tv"));
   c.alpha_plan = ReadJsonNumber(plan.at("alpha_per_test"));

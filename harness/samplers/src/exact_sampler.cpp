@@ -1,5 +1,7 @@
 #include "samplecheck/samplers/exact_sampler.h"
 
+#include "row_cache.h"
+
 #include <string>
 #include <vector>
 
@@ -31,13 +33,14 @@ class ExactSampler final : public Sampler {
     if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     for (int64_t r = 0; r < batch.rows; ++r) {
       const SamplingParams& row_params = params[static_cast<size_t>(r)];
-      auto dist = ComputeDistribution(LogitsView::Fp32(batch.Row(r)), row_params, profile_);
+      auto dist = cache_.Get(batch.Row(r), row_params,
+                             [&] { return ComputeDistribution(LogitsView::Fp32(batch.Row(r)), row_params, profile_); });
       if (!dist.ok()) {
         if (dist.error().code != ErrorCode::kInvalidRow) return dist.status();
         tokens[static_cast<size_t>(r)] = kInvalidToken;
         continue;
       }
-      tokens[static_cast<size_t>(r)] = InverseCdfDraw(*dist, UniformForDraw(row_params.seed, row_params.offset));
+      tokens[static_cast<size_t>(r)] = InverseCdfDraw(**dist, UniformForDraw(row_params.seed, row_params.offset));
     }
     return Status::Ok();
   }
@@ -64,6 +67,7 @@ class ExactSampler final : public Sampler {
 
  private:
   const Profile& profile_;
+  RowCache<samplecheck::ProcessedDistribution> cache_;  // the rows of a batch come back every call
 };
 
 std::string KnownProfiles() {

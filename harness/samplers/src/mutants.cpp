@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mutants_fault.h"
+#include "row_cache.h"
 #include "samplecheck/reference/philox.h"
 
 namespace samplecheck::harness {
@@ -92,6 +93,12 @@ class DrawTable {
           if (kept_[static_cast<size_t>(candidate)]) return candidate;
         }
         return argmax_;
+      case DrawRule::kLowDiscrepancy: {
+        // Quasi-random: the row's draws step through [0, 1) by the golden ratio, so any N of them cover it evenly.
+        const double start = UniformForDraw(counter.seed, 0);
+        const double u = std::fmod(start + static_cast<double>(counter.offset) * 0.6180339887498949, 1.0);
+        return Pick(std::clamp(u, 0x1p-53, 1.0 - 0x1p-53));
+      }
       case DrawRule::kZeroUniformNonStrict: {
         const double bits24 = std::floor(UniformForDraw(counter.seed, counter.offset) * 16777216.0);
         if (bits24 == 0) return 0;  // cdf of token 0 is >= 0 whether token 0 is kept or not
@@ -151,13 +158,14 @@ class MutantSampler final : public Sampler {
     if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     for (size_t r = 0; r < params.size(); ++r) {
       const SamplingParams used = UsedParams(params, r);
-      auto weights = DrawWeights(batch.Row(static_cast<int64_t>(r)), used);
+      auto weights = cache_.Get(batch.Row(static_cast<int64_t>(r)), used,
+                                [&] { return DrawWeights(batch.Row(static_cast<int64_t>(r)), used); });
       if (!weights.ok()) {
         if (weights.error().code != ErrorCode::kInvalidRow) return weights.status();
         tokens[r] = def_.fault.unsamplable_row_token;
         continue;
       }
-      tokens[r] = weights->table.Draw(CounterOf(params, r));
+      tokens[r] = (*weights)->table.Draw(CounterOf(params, r));
     }
     return Status::Ok();
   }
@@ -235,6 +243,7 @@ class MutantSampler final : public Sampler {
 
   const MutantDef& def_;
   Profile profile_;  // the correct profile with the profile hook applied
+  RowCache<Weights> cache_;  // keyed by the parameters the mutant really uses (after its params hook)
 };
 
 }  // namespace

@@ -41,6 +41,8 @@ enum class DrawRule {
                         // after kRejectionRetries misses return the argmax (u of retry j at offset * 4 + j)
   kZeroUniformNonStrict,// u = 24-bit fp32 uniform in [0, 1) and the first token of the vocab whose cumulative
                         // weight is >= u: u == 0 (probability 2^-24) returns token 0 even when it is masked
+  kLowDiscrepancy,      // u = frac(offset * golden ratio + seed's Philox uniform): a Weyl sequence, evenly spread
+                        // over any run of draws: the right marginal, and a fit far too good to be random
 };
 inline constexpr int kRejectionRetries = 4;
 

@@ -385,6 +385,12 @@ const std::vector<MutantDef>& MutantDefs() {
         "a 24-bit fp32 uniform in [0, 1) with a non-strict CDF search: u == 0 returns token 0 even when masked",
         "draw", "campaign:mutants/u-zero/support", false},
        WithDraw(DrawRule::kZeroUniformNonStrict)},
+      {{"low-discrepancy-stream", kRng,
+        "statistics.md §3 (a stratified or quasi-random stream passes every one-sided fit; TestU01's two-level tests)",
+        "the uniforms of a row are a Weyl sequence (offset x golden ratio): the right marginal, a fit too good to be "
+        "random",
+        "draw", "campaign:smoke/pearson lower tail", false},
+       WithDraw(DrawRule::kLowDiscrepancy)},
       {{"nan-row-token-0", kBadRows, "vLLM v1 all -inf row: argmax of NaN returns token 0 silently (semantics.md 1.2)",
         "an unsamplable row (NaN or every logit -inf) returns token 0 instead of kInvalidToken", "bad-row",
         "property:support-containment", false},

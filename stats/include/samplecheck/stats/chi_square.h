@@ -24,6 +24,10 @@ Result<double> ChiSquareCriticalValue(std::uint64_t dof, double alpha);
 // exactly 1 for every dof.
 Result<double> ChiSquarePValue(double statistic, std::uint64_t dof);
 
+// P(X <= statistic) for X ~ chi-square(dof): the lower tail, for a fit too good to be random (a stratified or
+// low-discrepancy stream gives X^2 far below dof). Same domain as ChiSquarePValue; a statistic of 0 gives 0.
+Result<double> ChiSquareLowerTailPValue(double statistic, std::uint64_t dof);
+
 // The z with P(Z >= z) = alpha for Z ~ N(0, 1). alpha in (0, 1).
 Result<double> NormalUpperQuantile(double alpha);
 

@@ -6,7 +6,8 @@
 //      jittered and the reference recomputed (AmbiguousAction::kPerturb), else the draws are judged conditioned on
 //      the unambiguous tokens (kCondition), or the case is skipped (kSkip); a case is never judged on a decision
 //      that fp32 arithmetic could flip.
-//   2. the draws: PlanDrawsForTotalVariation(tv, alpha_per_test, power, cells of the head binning), clamped to
+//   2. the draws: PlanDrawsForTotalVariation(tv, alpha_per_test / 2, power, cells of the head binning) (the Pearson
+//      test is two-sided: half its alpha for a fit too poor, half for one too good to be random), clamped to
 //      [min_draws, max_draws]; alpha_per_test = campaign alpha / (cases x 4 tests). The achieved power at the
 //      final draw count is reported, honestly below the target when the cap binds.
 //   3. the binnings: head / tail / hash from p0 and the draw count only (stats::PlanBinnings), never from counts.
@@ -107,7 +108,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
 // check of checks.h on the case. The case's status is set by ApplyCampaignVerdict (Holm needs every case); a check
 // that breaks an invariant makes the case an error.
 void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram, uint64_t invalid_draws,
-                  const std::string& sampler_error = "");
+                  const std::string& sampler_error = "", const struct BatchEvidence* batch = nullptr);
 
 // The whole campaign. Errors: unknown sampler or profile (kInvalidArgument), a sampler that fails to load
 // (kPlugin / kUnsupported), a bad row or .npy (kIo / kParse / kInvalidArgument): the CLI exits 2 on all of them.

@@ -12,6 +12,13 @@
 //              G reported beside it. One p-value per binning.
 //   max-abs-z  the most extreme head token by its exact binomial tail, Bonferroni over the head tokens; the largest
 //              standardized residuals are reported. One p-value.
+//   batch-invariance  (batch rows, deterministic samplers) hard: the row's first draws alone (batch size 1) equal its
+//              draws inside the batch at the same seed and offsets.
+//   independence      (batch rows) contingency chi-square of this row's draws against its partner's (another seed:
+//              the next copy of the same row, consecutive seeds) from the same calls. One p-value.
+//   serial     (batch rows) contingency chi-square of consecutive draws (0,1), (2,3), ... of the row. One p-value.
+//   alone-vs-batch    (batch rows, non-deterministic samplers) two-sample chi-square of the row drawn alone
+//              against the row in the batch, on the head binning. One p-value.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +37,17 @@
 
 namespace samplecheck::harness {
 
+// What a batch adds to a row's evidence (docs/campaigns.md, batch cases).
+struct BatchEvidence {
+  std::span<const int32_t> sequence;          // this row's draws in order: draw i at offset + i
+  std::span<const int32_t> partner_sequence;  // the partner row's draws from the same calls
+  std::span<const double> partner_p0;         // the partner's reference probabilities
+  bool deterministic = false;                 // the sampler claims a deterministic stream
+  std::span<const int32_t> alone;             // deterministic: the first draws of this row sampled alone (batch
+                                              // size 1) at the same seed and offsets
+  std::span<const uint64_t> alone_histogram;  // otherwise: as many draws of the row alone, at other offsets
+};
+
 // What a check sees of a finished case.
 struct CaseEvidence {
   const CaseResult& planned;            // the case as planned: draws, alpha_plan, tv
@@ -38,6 +56,7 @@ struct CaseEvidence {
   std::span<const uint64_t> histogram;  // draws per token (ambiguous tokens set apart when conditioned)
   uint64_t invalid_draws = 0;           // draws that returned an invalid token
   std::string_view sampler_error;       // the sampler failed while drawing ("" when it did not)
+  const BatchEvidence* batch = nullptr; // a row of a batch case; nullptr for a row case
 };
 
 class CaseCheck {

@@ -45,8 +45,19 @@ struct CheckOutcome {
   bool Fails() const { return kind == Kind::kHard && violations > 0; }
 };
 
+// Where a case sits in a batch case (size 0: a row case, drawn alone through CountDraws).
+struct BatchPosition {
+  std::string batch;      // the batch case's name
+  uint32_t position = 0;  // this row's index in the batch
+  uint32_t size = 0;      // rows in the batch
+  uint32_t entry = 0;     // the suite entry it comes from
+  uint32_t copy = 0;      // which copy of that entry (copies have consecutive seeds)
+  std::string partner;    // the case whose draws its independence test pairs with
+};
+
 struct CaseResult {
   std::string name;
+  BatchPosition batch;               // a row of a batch case (batch.size > 0)
   RowSpec row;
   uint64_t row_seed = 0;
   SamplingParams params;             // seed/offset: the RNG of the case's first draw
@@ -63,6 +74,7 @@ struct CaseResult {
   uint32_t perturb_attempts = 0;
   double perturb_scale = 0.0;        // largest jitter added to a logit
   bool conditioned = false;          // judged on the unambiguous tokens only (AmbiguousAction::kCondition)
+  bool unsamplable = false;          // the row cannot be sampled (NaN, all -inf): every draw must be invalid
   uint64_t ambiguous_draws = 0;      // draws of ambiguous tokens set apart when conditioned
 
   double tv = 0.0;                   // detectable TV the draws were planned for

@@ -16,7 +16,9 @@
 //                                      by default) uniform in [-tail_max_gap, -tail_min_gap] below the max:
 //                                      catches noise floors and clipped Gumbel/exponential noise
 //   npy        path, row               one row of a 1-D or 2-D little-endian fp32/fp16 .npy file
-// Modifier of every kind: mask_fraction in [0, 1): that fraction of tokens (never the argmax) set to -inf.
+// Modifiers of every kind: mask_fraction in [0, 1): that fraction of tokens (never the argmax) set to -inf;
+// poison: "nan" (one token NaN), "all_nan", "all_masked" (every logit -inf): an unsamplable row, whose only right
+// answer is the invalid marker (applied last, after the mask).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,7 @@ struct RowSpec {
   std::string path;            // npy (relative paths resolve against RowSpec::base_dir)
   int64_t row = 0;             // npy: row of a 2-D array
   double mask_fraction = 0.0;  // every kind
+  std::string poison;          // every kind: "", "nan", "all_nan", "all_masked"
 
   std::filesystem::path base_dir;  // not serialized: the folder of the suite file that named `path`
 };

@@ -34,10 +34,22 @@ enum class AmbiguousAction {
 };
 const char* AmbiguousActionName(AmbiguousAction action);
 
+// One entry of a batch case: a row and its parameters, present `copies` times in the batch (each copy its own
+// seed; the copies of an entry have consecutive seeds).
+struct BatchEntry {
+  RowSpec row;
+  SamplingParams params;
+  uint32_t copies = 1;
+};
+
 struct CaseSpec {
   std::string name;
-  RowSpec row;
+  RowSpec row;                    // a row case; for a batch case the first entry's row (identity only)
   SamplingParams params;          // seed and offset are set by the campaign
+  // A batch case (docs/suites.md): its rows drawn together through Sample, one token per row per call, in an order
+  // shuffled by the case seed. Every batch row is judged against its own reference as the case "<name>/b<k>";
+  // the batch adds checks of its own (independence across rows and draws, batch invariance). Empty: a row case.
+  std::vector<BatchEntry> batch;
   std::string profile;            // "" = the campaign's judged profile
   uint64_t max_draws = 0;         // 0 = the suite's
   std::optional<double> tv;       // detectable TV; unset = the suite's
