@@ -6,6 +6,7 @@
 // Nothing is lost: the output paths are checked before the first draw; with --report every finished case is
 // journaled (<report>.journal, fsynced) as it completes; reports replace their files atomically; a signal stops
 // the draws, kills the sampler's child processes and writes what was judged.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include "command_registry.h"
 #include "options.h"
 #include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/generated.h"
+#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/html_report.h"
@@ -47,6 +50,7 @@ struct RunOptions {
   bool resume = false;
   bool no_journal = false;
   bool force = false;
+  uint64_t generated = 0;
   harness::EvidencePolicy evidence;
 };
 
@@ -104,6 +108,7 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.command_line = command_line;
   options.version = SAMPLECHECK_VERSION;
   options.evidence = o.evidence;
+  options.generated = o.generated;
   options.stop = &g_stop;
   options.progress = o.progress == "bar"     ? harness::Progress::Mode::kBar
                      : o.progress == "lines" ? harness::Progress::Mode::kLines
@@ -166,6 +171,22 @@ int Run(const RunOptions& o, const std::string& command_line) {
   }
   std::cout << harness::FormatSummary(*report);
   if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
+  // A failing generated case becomes a one-case suite beside the report, which replays it.
+  for (const harness::CaseResult& c : report->cases) {
+    const bool generated = c.name.rfind("gen/", 0) == 0 || c.name.rfind("cli-gen/", 0) == 0;
+    if (!generated || c.status != harness::CaseStatus::kFail || c.batch.size != 0 || o.report.empty()) continue;
+    std::string file = c.name;
+    std::replace(file.begin(), file.end(), '/', '-');
+    const std::filesystem::path path = o.report + "." + file + ".replay.json";
+    if (Status st = WriteFileAtomically(path, harness::JsonText(harness::ReplaySuiteJson(*report, c)) + "\n", write);
+        st.ok()) {
+      std::cout << "replay " << c.name << ": samplecheck run --suite " << path.string() << " --sampler " << o.sampler
+                << (report->draw_seed != report->seed ? " --draw-seed " + std::to_string(report->draw_seed) : "")
+                << "\n";
+    } else {
+      std::cerr << "samplecheck run: " << st.error().message << "\n";
+    }
+  }
   if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
   if (report->interrupted) {
     std::cout << "interrupted: " << report->cases.size() << " of " << report->planned_cases << " cases judged";
@@ -207,6 +228,10 @@ const bool registered = RegisterCommand(
        cmd.add_flag("--no-journal", o->no_journal, "do not journal finished cases (no --resume possible)");
        cmd.add_flag("--force", o->force,
                     "run a plan past the limits (more than 6 hours at the measured throughput, or 10000 cases)");
+       AddUnsigned(cmd, "--generated", o->generated,
+                   "add this many generated cases (every filter and sentinel, V from 1 to 262144; seeded by the "
+                   "campaign seed; a failing one is written out as a one-case suite that replays it)",
+                   0, 10000);
        cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
                     "a skipped case does not fail the verdict (it is still reported)");
        AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,

@@ -7,58 +7,40 @@
 #include "samplecheck/reference/philox.h"
 
 namespace samplecheck {
-namespace {
-
-// The cumulative distribution of the kept tokens in ascending token-id order, accumulated in long double and
-// rounded once per entry to double (monotone), with a guide table so a draw starts its search in the right place.
-class CumulativeTable {
- public:
-  explicit CumulativeTable(const ProcessedDistribution& dist) {
-    entries_.resize(dist.prob.size());
-    long double running = 0;
-    long double compensation = 0;
-    for (size_t i = 0; i < dist.prob.size(); ++i) {  // Kahan summation
-      const long double y = dist.prob[i] - compensation;
-      const long double t = running + y;
-      compensation = (t - running) - y;
-      running = t;
-      entries_[i] = {static_cast<double>(running), dist.kept[i]};
-    }
-    // guide_[b] = first index whose cdf exceeds b / buckets (two buckets per kept token: short scans).
-    const size_t buckets = std::max<size_t>(1, 2 * entries_.size());
-    guide_.resize(buckets + 1);
-    uint32_t index = 0;
-    for (size_t b = 0; b <= buckets; ++b) {
-      const double edge = static_cast<double>(b) / static_cast<double>(buckets);
-      while (index + 1 < entries_.size() && !(entries_[index].cdf > edge)) ++index;
-      guide_[b] = index;
-    }
+InverseCdf::InverseCdf(const ProcessedDistribution& dist) {
+  entries_.resize(dist.prob.size());
+  long double running = 0;
+  long double compensation = 0;
+  for (size_t i = 0; i < dist.prob.size(); ++i) {  // Kahan summation
+    const long double y = dist.prob[i] - compensation;
+    const long double t = running + y;
+    compensation = (t - running) - y;
+    running = t;
+    entries_[i] = {static_cast<double>(running), dist.kept[i]};
   }
-
-  // The first kept token whose inclusive cumulative probability exceeds u; the last kept token when rounding
-  // leaves u beyond the final entry.
-  int32_t Draw(double u) const {
-    // One bucket early: the rounding of u * buckets must never start the search past the answer.
-    const size_t bucket = static_cast<size_t>(u * static_cast<double>(guide_.size() - 1));
-    size_t index = guide_[std::min(bucket, guide_.size() - 1) - (bucket > 0 ? 1 : 0)];
-    while (index + 1 < entries_.size() && !(entries_[index].cdf > u)) ++index;
-    return entries_[index].token;
+  // guide_[b] = first index whose cdf exceeds b / buckets (two buckets per kept token: short scans).
+  const size_t buckets = std::max<size_t>(1, 2 * entries_.size());
+  guide_.resize(buckets + 1);
+  uint32_t index = 0;
+  for (size_t b = 0; b <= buckets; ++b) {
+    const double edge = static_cast<double>(b) / static_cast<double>(buckets);
+    while (index + 1 < entries_.size() && !(entries_[index].cdf > edge)) ++index;
+    guide_[b] = index;
   }
+}
 
- private:
-  struct Entry {
-    double cdf;     // inclusive cumulative probability, ascending token id
-    int32_t token;  // the kept token
-  };
-  std::vector<Entry> entries_;  // cdf and token side by side: one cache line per probe
-  std::vector<uint32_t> guide_;
-};
-
-}  // namespace
+int32_t InverseCdf::Draw(double u) const {
+  if (entries_.empty()) return -1;
+  // One bucket early: the rounding of u * buckets must never start the search past the answer.
+  const size_t bucket = static_cast<size_t>(u * static_cast<double>(guide_.size() - 1));
+  size_t index = guide_[std::min(bucket, guide_.size() - 1) - (bucket > 0 ? 1 : 0)];
+  while (index + 1 < entries_.size() && !(entries_[index].cdf > u)) ++index;
+  return entries_[index].token;
+}
 
 int32_t InverseCdfDraw(const ProcessedDistribution& dist, double u) {
   if (dist.kept.empty()) return -1;
-  return CumulativeTable(dist).Draw(u);  // the same table as ExactCountDraws, so both draw the same token
+  return InverseCdf(dist).Draw(u);  // the same table as ExactCountDraws, so both draw the same token
 }
 
 Status ExactCountDraws(const LogitsView& row, const SamplingParams& params, const Profile& profile, uint64_t draws,
@@ -69,7 +51,7 @@ Status ExactCountDraws(const LogitsView& row, const SamplingParams& params, cons
     return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has vocab " +
                            std::to_string(dist->vocab));
   }
-  const CumulativeTable table(*dist);
+  const InverseCdf table(*dist);
   for (uint64_t i = 0; i < draws; ++i) ++histogram[table.Draw(UniformForDraw(params.seed, params.offset + i))];
   return Status::Ok();
 }

@@ -19,6 +19,7 @@
 
 #include "build_info.h"
 #include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/row_source.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/samplers/devices.h"
@@ -200,7 +201,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
 }
 
 void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint64_t invalid_draws,
-                  const std::string& sampler_error, const BatchEvidence* batch) {
+                  const std::string& sampler_error, const BatchEvidence* batch, const AgreementEvidence* agreement) {
   CaseResult& r = pc.result;
   std::vector<uint64_t> histogram = all_draws;
   r.ambiguous_draws = 0;
@@ -208,7 +209,7 @@ void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint
     r.ambiguous_draws += histogram[static_cast<size_t>(t)];
     histogram[static_cast<size_t>(t)] = 0;
   }
-  CaseEvidence evidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch};
+  CaseEvidence evidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch, agreement};
   if (Status st = RunCaseChecks(evidence, r); !st.ok()) {
     r.status = CaseStatus::kError;
     r.reason = st.error().message;
@@ -307,6 +308,91 @@ Result<std::vector<PreparedCase>> PrepareBatch(const CaseSpec& cs, const Profile
     pc.result.batch.partner = size > 1 ? cs.name + "/b" + std::to_string(partner) : "";
   }
   return rows;
+}
+
+// The shipped sampling call behind the counting fast path: the case's first draws (at most 2^16) counted by
+// CountDraws and drawn by Sample on replicated rows at the same seeds and offsets. For a deterministic sampler the
+// first differing draw is found by bisection over CountDraws of prefixes.
+struct Agreement {
+  AgreementEvidence evidence;
+  std::vector<uint64_t> fast, sampled;
+  std::string error;  // the sampler failed on one of the two paths
+};
+
+Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool deterministic) {
+  Agreement a;
+  const std::span<const float> row = pc.row;
+  const SamplingParams& params = pc.result.params;
+  const uint64_t m = std::min<uint64_t>(pc.result.draws, uint64_t{1} << 16);
+  const size_t vocab = row.size();
+  a.fast.assign(vocab, 0);
+  a.sampled.assign(vocab, 0);
+  uint64_t fast_invalid = 0;
+  if (Status st = sampler.CountDraws(row, params, m, a.fast, &fast_invalid); !st.ok()) {
+    a.error = st.error().ToString();
+    return a;
+  }
+  // Sample on replicated rows: draw i at offset + i.
+  std::vector<int32_t> sequence(m, kInvalidToken);
+  const uint64_t per_call = std::max<uint64_t>(1, std::min<uint64_t>({4096, m, (uint64_t{64} << 20) / (4 * vocab)}));
+  std::vector<float> logits(per_call * vocab);
+  for (uint64_t k = 0; k < per_call; ++k) std::copy(row.begin(), row.end(), logits.begin() + k * vocab);
+  std::vector<SamplingParams> batch_params(per_call, params);
+  for (uint64_t done = 0; done < m;) {
+    const uint64_t n = std::min(per_call, m - done);
+    for (uint64_t k = 0; k < n; ++k) batch_params[k].offset = params.offset + done + k;
+    const RowBatch batch{logits.data(), static_cast<int64_t>(n), static_cast<int64_t>(vocab),
+                         static_cast<int64_t>(vocab)};
+    if (Status st = sampler.Sample(batch, std::span(batch_params).first(n), std::span(sequence).subspan(done, n));
+        !st.ok()) {
+      a.error = st.error().ToString();
+      return a;
+    }
+    done += n;
+  }
+  uint64_t sampled_invalid = 0;
+  auto histogram_of = [&](uint64_t lo, uint64_t hi, std::vector<uint64_t>& h, uint64_t& invalid) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      const int32_t t = sequence[i];
+      if (t >= 0 && static_cast<size_t>(t) < vocab) {
+        ++h[static_cast<size_t>(t)];
+      } else {
+        ++invalid;
+      }
+    }
+  };
+  histogram_of(0, m, a.sampled, sampled_invalid);
+  a.evidence.draws = m;
+  a.evidence.deterministic = deterministic;
+  if (deterministic && (a.fast != a.sampled || fast_invalid != sampled_invalid)) {
+    uint64_t lo = 0, hi = m;  // the first differing draw lies in [lo, hi)
+    while (hi - lo > 1) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      SamplingParams prefix = params;
+      prefix.offset = params.offset + lo;
+      std::vector<uint64_t> counted(vocab, 0), drawn(vocab, 0);
+      uint64_t counted_invalid = 0, drawn_invalid = 0;
+      if (!sampler.CountDraws(row, prefix, mid - lo, counted, &counted_invalid).ok()) break;
+      histogram_of(lo, mid, drawn, drawn_invalid);
+      if (counted != drawn || counted_invalid != drawn_invalid) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    SamplingParams one = params;
+    one.offset = params.offset + lo;
+    std::vector<uint64_t> counted(vocab, 0);
+    uint64_t counted_invalid = 0;
+    (void)sampler.CountDraws(row, one, 1, counted, &counted_invalid);
+    const auto at = std::max_element(counted.begin(), counted.end());
+    a.evidence.first_difference = static_cast<int64_t>(lo);
+    a.evidence.fast_token = counted_invalid > 0 || *at == 0 ? kInvalidToken : static_cast<int32_t>(at - counted.begin());
+    a.evidence.sampled_token = sequence[lo];
+  }
+  a.evidence.fast = a.fast;
+  a.evidence.sampled = a.sampled;
+  return a;
 }
 
 struct BatchDraws {
@@ -478,7 +564,21 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   // prepared case per batch row; a unit is what a worker draws at once (one row case, or one batch).
   std::vector<std::vector<const CaseSpec*>> expanded;
   size_t judged_cases = 0;
-  for (const CaseSpec& cs : suite.cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
+  // The suite's cases, then its generated block (a fixed seed, or the campaign's for "fresh"), then --generated.
+  std::vector<CaseSpec> cases = suite.cases;
+  if (suite.generated > 0) {
+    const uint64_t gen_seed = suite.generated_seed.value_or(report.seed);
+    for (CaseSpec& cs : GenerateCases(gen_seed, suite.generated, default_profile, "gen")) {
+      cs.max_draws = suite.generated_max_draws;
+      cases.push_back(std::move(cs));
+    }
+  }
+  if (options.generated > 0) {
+    for (CaseSpec& cs : GenerateCases(report.seed ^ 0xC11, options.generated, default_profile, "cli-gen")) {
+      cases.push_back(std::move(cs));
+    }
+  }
+  for (const CaseSpec& cs : cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
   report.planned_cases = judged_cases;
   const double alpha_per_test = suite.alpha / (double(judged_cases) * kPlannedTestsPerCase);
   std::vector<PreparedCase> prepared;
@@ -521,7 +621,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     prepared.push_back(std::move(pc));
     return !reuse && !prepared.back().skip;
   };
-  for (const CaseSpec& cs : suite.cases) {
+  for (const CaseSpec& cs : cases) {
     const CaseBudget budget = budget_of(cs);
     const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
     if (cs.batch.empty()) {
@@ -565,6 +665,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   if (jobs == 0) jobs = (*first)->GetCapabilities().parallel_instances ? std::thread::hardware_concurrency() : 1;
   jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(units.size(), 1)));
   const bool deterministic = (*first)->GetCapabilities().deterministic;
+  const bool count_draws = (*first)->GetCapabilities().count_draws;  // a native counting fast path
   std::vector<std::unique_ptr<Sampler>> samplers;
   samplers.push_back(std::move(*first));
   for (unsigned j = 1; j < jobs; ++j) {
@@ -670,7 +771,16 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
           }
           // Stopped mid-case: the case is left out (a signal also kills the sampler's children, which then fail).
           if (halted()) break;
-          EvaluateCase(pc, histogram, invalid, sampler_error);
+          // A counting fast path is judged against the sampling call that ships (not for an unsamplable row).
+          Agreement agreement;
+          const bool compare = count_draws && sampler_error.empty() && !r.unsamplable;
+          if (compare) {
+            agreement = MeasureAgreement(sampler, pc, deterministic);
+            if (!agreement.error.empty()) sampler_error = agreement.error;
+          }
+          if (halted()) break;
+          EvaluateCase(pc, histogram, invalid, sampler_error, nullptr,
+                       compare && agreement.error.empty() ? &agreement.evidence : nullptr);
         }
         case_done(i, std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count());
         continue;

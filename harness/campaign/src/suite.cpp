@@ -168,7 +168,8 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
   Suite suite;
   suite.source = source;
   static const std::set<std::string> kTopKeys = {"schema", "name", "description", "seed", "alpha", "tv", "power",
-                                                 "max_draws", "min_draws", "profile", "ambiguous", "cases"};
+                                                 "max_draws", "min_draws", "profile", "ambiguous", "cases",
+                                                 "generated"};
   for (const auto& [key, value] : json.items()) {
     if (!kTopKeys.count(key)) return ParseError(source + ": unknown field \"" + key + "\"");
   }
@@ -220,10 +221,36 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
     if (!a.ok()) return a.error();
     suite.ambiguous = *a;
   }
+  if (json.contains("generated")) {
+    const auto& g = json["generated"];
+    const std::string at = source + ": \"generated\"";
+    if (!g.is_object()) return ParseError(at + " must be an object {\"count\": n, \"seed\": s or \"fresh\"}");
+    for (const auto& [key, value] : g.items()) {
+      if (key != "count" && key != "seed" && key != "max_draws") return ParseError(at + ": unknown field \"" + key + "\"");
+    }
+    if (!g.contains("count") || !g["count"].is_number_unsigned() || g["count"].get<uint64_t>() > 10000) {
+      return ParseError(at + ": \"count\" must be an integer in [0, 10000]");
+    }
+    suite.generated = g["count"].get<size_t>();
+    if (g.contains("seed")) {
+      if (g["seed"].is_number_unsigned()) {
+        suite.generated_seed = g["seed"].get<uint64_t>();
+      } else if (!(g["seed"].is_string() && g["seed"] == "fresh")) {
+        return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
+      }
+    } else {
+      suite.generated_seed = 0;
+    }
+    if (g.contains("max_draws")) {
+      auto d = ParseDraws(g["max_draws"], at, "max_draws");
+      if (!d.ok()) return d.error();
+      suite.generated_max_draws = *d;
+    }
+  }
   if (!suite.profile.empty() && !FindProfile(suite.profile)) {
     return ParseError(source + ": unknown profile \"" + suite.profile + "\"");
   }
-  if (!json.contains("cases") || !json["cases"].is_array() || json["cases"].empty()) {
+  if (!json.contains("cases") || !json["cases"].is_array() || (json["cases"].empty() && suite.generated == 0)) {
     return ParseError(source + ": \"cases\" must be a non-empty array");
   }
   std::set<std::string> names;

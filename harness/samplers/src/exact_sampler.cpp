@@ -33,14 +33,17 @@ class ExactSampler final : public Sampler {
     if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     for (int64_t r = 0; r < batch.rows; ++r) {
       const SamplingParams& row_params = params[static_cast<size_t>(r)];
-      auto dist = cache_.Get(batch.Row(r), row_params,
-                             [&] { return ComputeDistribution(LogitsView::Fp32(batch.Row(r)), row_params, profile_); });
-      if (!dist.ok()) {
-        if (dist.error().code != ErrorCode::kInvalidRow) return dist.status();
+      auto table = cache_.Get(batch.Row(r), row_params, [&]() -> Result<InverseCdf> {
+        auto dist = ComputeDistribution(LogitsView::Fp32(batch.Row(r)), row_params, profile_);
+        if (!dist.ok()) return dist.error();
+        return InverseCdf(*dist);
+      });
+      if (!table.ok()) {
+        if (table.error().code != ErrorCode::kInvalidRow) return table.status();
         tokens[static_cast<size_t>(r)] = kInvalidToken;
         continue;
       }
-      tokens[static_cast<size_t>(r)] = InverseCdfDraw(**dist, UniformForDraw(row_params.seed, row_params.offset));
+      tokens[static_cast<size_t>(r)] = (*table)->Draw(UniformForDraw(row_params.seed, row_params.offset));
     }
     return Status::Ok();
   }
@@ -67,7 +70,7 @@ class ExactSampler final : public Sampler {
 
  private:
   const Profile& profile_;
-  RowCache<samplecheck::ProcessedDistribution> cache_;  // the rows of a batch come back every call
+  RowCache<InverseCdf> cache_;  // the rows of a batch come back every call
 };
 
 std::string KnownProfiles() {

@@ -25,9 +25,15 @@ class RowCache {
   // The value for (row, params), computed by make() -> Result<Value> on a miss.
   template <class Make>
   Result<std::shared_ptr<const Value>> Get(std::span<const float> row, const SamplingParams& params, Make&& make) {
+    // Replicated rows come one after another: the last hit is tried first, by a plain comparison (memcmp is far
+    // faster than hashing a long row).
+    if (last_ < entries_.size() && Same(entries_[last_], row, params)) return entries_[last_].value;
     const uint64_t hash = Hash(row, params);
-    for (const Entry& e : entries_) {
-      if (e.hash == hash && Same(e, row, params)) return e.value;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].hash == hash && Same(entries_[i], row, params)) {
+        last_ = i;
+        return entries_[i].value;
+      }
     }
     Result<Value> made = make();
     if (!made.ok()) return made.error();
@@ -41,6 +47,7 @@ class RowCache {
             std::make_shared<const Value>(std::move(*made))};
     used_ += bytes;
     entries_.push_back(std::move(e));
+    last_ = entries_.size() - 1;
     return entries_.back().value;
   }
 
@@ -89,6 +96,7 @@ class RowCache {
 
   size_t max_bytes_;
   size_t used_ = 0;
+  size_t last_ = 0;  // index of the last hit or insert
   std::deque<Entry> entries_;
 };
 

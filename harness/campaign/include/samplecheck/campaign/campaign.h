@@ -51,6 +51,7 @@ struct CampaignOptions {
   std::string command_line;
   std::string version;                  // samplecheck version for the report
   EvidencePolicy evidence;              // what the verdict needs besides no failure (result.h)
+  size_t generated = 0;                 // generated cases added to the suite's (generated.h), seeded by the campaign
 
   // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
   // returned here stops the campaign (the CLI refuses a plan past its limits unless forced).
@@ -108,7 +109,8 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
 // check of checks.h on the case. The case's status is set by ApplyCampaignVerdict (Holm needs every case); a check
 // that breaks an invariant makes the case an error.
 void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram, uint64_t invalid_draws,
-                  const std::string& sampler_error = "", const struct BatchEvidence* batch = nullptr);
+                  const std::string& sampler_error = "", const struct BatchEvidence* batch = nullptr,
+                  const struct AgreementEvidence* agreement = nullptr);
 
 // The whole campaign. Errors: unknown sampler or profile (kInvalidArgument), a sampler that fails to load
 // (kPlugin / kUnsupported), a bad row or .npy (kIo / kParse / kInvalidArgument): the CLI exits 2 on all of them.

@@ -19,6 +19,9 @@
 //   serial     (batch rows) contingency chi-square of consecutive draws (0,1), (2,3), ... of the row. One p-value.
 //   alone-vs-batch    (batch rows, non-deterministic samplers) two-sample chi-square of the row drawn alone
 //              against the row in the batch, on the head binning. One p-value.
+//   agreement  (row cases of samplers with a counting fast path) the case's first 2^16 draws also made through
+//              the sampler's real sampling call (Sample on replicated rows, same seeds and offsets): hard, token for
+//              token, for deterministic samplers (the first differing draw shown); otherwise a two-sample p-value.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +51,16 @@ struct BatchEvidence {
   std::span<const uint64_t> alone_histogram;  // otherwise: as many draws of the row alone, at other offsets
 };
 
+// The shipped sampling call behind a counting fast path (docs/campaigns.md): a case's first draws made both ways.
+struct AgreementEvidence {
+  uint64_t draws = 0;                       // draws compared (the first of the case: offsets offset .. offset + draws)
+  bool deterministic = false;               // the sampler claims a deterministic stream: the two must be equal
+  std::span<const uint64_t> fast;           // CountDraws histogram of those draws
+  std::span<const uint64_t> sampled;        // Sample on replicated rows, same seeds and offsets
+  int64_t first_difference = -1;            // deterministic: the first draw whose token differs (-1: none)
+  int32_t fast_token = 0, sampled_token = 0;  // the tokens at that draw
+};
+
 // What a check sees of a finished case.
 struct CaseEvidence {
   const CaseResult& planned;            // the case as planned: draws, alpha_plan, tv
@@ -57,6 +70,7 @@ struct CaseEvidence {
   uint64_t invalid_draws = 0;           // draws that returned an invalid token
   std::string_view sampler_error;       // the sampler failed while drawing ("" when it did not)
   const BatchEvidence* batch = nullptr; // a row of a batch case; nullptr for a row case
+  const AgreementEvidence* agreement = nullptr;  // a row case of a sampler with a counting fast path
 };
 
 class CaseCheck {

@@ -70,6 +70,11 @@ struct Suite {
   std::string profile;            // default judged profile ("" = --profile, else the sampler's, else vllm)
   AmbiguousAction ambiguous = AmbiguousAction::kPerturb;
   std::vector<CaseSpec> cases;
+  // "generated": {"count": n, "seed": s | "fresh", "max_draws": m}: n generated cases (generated.h) after `cases`,
+  // from seed s, or from the campaign seed when "fresh" (new cases every run of a fresh-seed suite).
+  size_t generated = 0;
+  std::optional<uint64_t> generated_seed;
+  uint64_t generated_max_draws = 0;  // 0: the suite's cap
 };
 
 // Parses a suite document; relative .npy paths resolve against base_dir. kParse names the case and field.
