@@ -519,6 +519,26 @@ TEST(NearFlat, SumDriftAloneCoversTheIssueTokensUnderVllm) {
   }
 }
 
+// The margin every profile gives the issue's row kind, for the record (docs/semantics.md quotes it).
+TEST(NearFlat, MarginOfEveryProfile) {
+  for (int64_t vocab : {65536, 128256}) {
+    const std::vector<float> row = GaussianRow(vocab, 1e-3, 15);
+    for (const Profile* profile : AllProfiles()) {
+      const ProcessedDistribution dist = Compute(row, TopP(0.5), *profile);
+      const std::vector<Decision> dropped = DroppedPastBoundary(dist);
+      ASSERT_FALSE(dropped.empty()) << profile->name;
+      EXPECT_GE(dropped.front().allowed_ulps, kAmbiguousMarginUlps);
+      const NumericsModel& m = profile->numerics;
+      std::printf("[ near-flat V=%lld top_p=0.5 ] %-22s depth %4lld + %4lld  allowed %6.0f ulps  ambiguous %3zu  "
+                  "drift %3zu\n",
+                  static_cast<long long>(vocab), std::string(profile->name).c_str(),
+                  static_cast<long long>(SumDepth(m.normalizer, vocab)),
+                  static_cast<long long>(SumDepth(m.top_p_mass, vocab)), dropped.front().allowed_ulps,
+                  dist.ambiguous.size(), dist.numeric_drift.size());
+    }
+  }
+}
+
 // --- The simulation -------------------------------------------------------------------------------------------
 
 TEST(Fp32Simulation, EveryProfilesDeclaredSumsStayInsideItsModel) {
