@@ -9,7 +9,8 @@
 // probabilistic bound lambda sqrt(d) u (Higham and Mary, SIAM J. Sci. Comput. 41(5), 2019) is not used: it assumes
 // independent rounding errors, and the rows where a boundary is most fragile (near-flat rows: many nearly equal
 // terms added to a growing accumulator) round with a consistent sign along every sequential chain; the simulation
-// in tests/reference/numerics_test.cpp measures sequential fp32 sums of such rows 10 to 40 times past sqrt(d) u.
+// in tests/reference/numerics_test.cpp measures a sequential fp32 softmax + cumsum of such rows 5.5 times past
+// 3 sqrt(d) u (and within 0.05 of gamma_d).
 #pragma once
 
 #include <cstdint>
