@@ -8,12 +8,13 @@
 //   3. Sort the tokens of positive weight by logit, descending, ties by ascending token id (stable LSD radix).
 //      Every filter keeps a prefix of that order, so the pipeline is a sequence of prefix lengths.
 //   4. Run the profile's filters in its order; each finds its cut by exact comparisons and the band of positions
-//      around the cut whose decision is within kAmbiguousMarginUlps fp32 ulps of flipping (or is a tie group cut
-//      by position). The pipeline runs three times: as computed, with every band kept (kAllIn) and with every band
+//      around the cut whose decision is within its allowed margin of flipping (kAmbiguousMarginUlps fp32 ulps, and
+//      for top-p the profile's numerics model: reference/numerics.h), or is a tie group cut by position. The pipeline runs three times: as computed, with every band kept (kAllIn) and with every band
 //      dropped (kAllOut); the ambiguous tokens are exactly the positions between the last two cuts.
 //   5. Probabilities: each kept weight over the Neumaier-compensated sum of the kept weights, summed in token-id
 //      order, so two runs with the same kept set give bit-identical probabilities (disabled values are exact no-ops).
 #include "samplecheck/reference/distribution.h"
+#include "samplecheck/reference/numerics.h"
 
 #include <algorithm>
 #include <bit>
@@ -221,9 +222,9 @@ class Pipeline {
   }
 
   void Record(std::vector<Decision>* decisions, Filter filter, int64_t position, bool kept, double margin,
-              size_t& recorded) const {
+              size_t& recorded, double allowed = kAmbiguousMarginUlps) const {
     if (decisions == nullptr || recorded >= kMaxDecisionsPerFilter) return;
-    decisions->push_back({row_.order[position], kept, filter, margin});
+    decisions->push_back({row_.order[position], kept, filter, margin, allowed});
     ++recorded;
   }
 
@@ -297,20 +298,56 @@ class Pipeline {
   // top-p on the prefix [0, input) renormalized: keep a token iff the mass above it is < top_p (kStrict) or
   // <= top_p (kNonStrict). kKeepTied (pivot) uses the mass strictly above the token's tie group; kByPosition cuts
   // a tie group by position (ascending id first) and reports the group ambiguous.
+  // A decision is ambiguous when its margin is below its allowed margin (AllowedTopPUlps): the fixed floor, or the
+  // drift the profile's fp32 sums can have on this row plus, where the engine orders by fp32 probabilities, the
+  // mass of the tokens whose probability can compare equal to or past this one's.
   FilterOutcome TopP(int64_t input, std::vector<Decision>* decisions) const {
     const Real seen_mass = row_.Cum(input);
     const Real top_p = static_cast<Real>(params_.top_p);
     const bool strict = profile_.top_p_comparison == TopPComparison::kStrict;
     const bool keep_tied = profile_.top_p_ties == TopPTies::kKeepTied;
+    const bool ascending = profile_.top_p_cumsum == TopPCumsum::kAscending;
     auto mass_above = [&](int64_t position) { return row_.Cum(position) / seen_mass; };
     auto keep = [&](Real above) { return strict ? above < top_p : above <= top_p; };
-    const Real unit = profile_.top_p_cumsum == TopPCumsum::kAscending
-                          ? UlpFp32(std::max(top_p, Real{1} - top_p))
-                          : UlpFp32(top_p);
+    const Real unit = ascending ? UlpFp32(std::max(top_p, Real{1} - top_p)) : UlpFp32(top_p);
+    const NumericsModel& numerics = profile_.numerics;
+    const Real relative = TopPRelativeError(numerics, static_cast<int64_t>(row_.order.size()));
+    const Real window = ValueWindow(numerics);
+    auto to_ulps = [&](Real m) {
+      m /= unit;
+      return std::isfinite(m) ? static_cast<double>(m) : std::numeric_limits<double>::max();
+    };
     auto margin = [&](int64_t position) {
       const int64_t decided_at = keep_tied ? TieGroupStart(position) : position;
-      const Real m = std::fabs(mass_above(decided_at) - top_p) / unit;
-      return std::isfinite(m) ? static_cast<double>(m) : std::numeric_limits<double>::max();
+      return to_ulps(std::fabs(mass_above(decided_at) - top_p));
+    };
+    // The mass an fp32 implementation can move the decision at `position` by: the compared sum's drift (the
+    // ascending cumsum through the token is 1 - mass above), and the tokens whose fp32 probability can tie with or
+    // pass this token's: after its tie group for a kept token (they would join the mass above it), before it for
+    // a dropped one (they would leave it).
+    auto allowed = [&](int64_t position, bool kept) {
+      const int64_t decided_at = keep_tied ? TieGroupStart(position) : position;
+      const Real above = mass_above(decided_at);
+      Real drift = (ascending ? Real{1} - above : above) * relative;
+      if (window > 0) {
+        const Real w = Weight(position);
+        const auto* begin = row_.order.data();
+        if (kept) {
+          const int64_t from = TieGroupEnd(position, input);
+          const Real floor = w * (Real{1} - window);
+          const int64_t to =
+              std::partition_point(begin + from, begin + input, [&](int32_t t) { return row_.weight[t] >= floor; }) -
+              begin;
+          drift += (row_.Cum(to) - row_.Cum(from)) / seen_mass;
+        } else {
+          const Real ceiling = w * (Real{1} + window);
+          const int64_t from =
+              std::partition_point(begin, begin + decided_at, [&](int32_t t) { return row_.weight[t] > ceiling; }) -
+              begin;
+          drift += (row_.Cum(decided_at) - row_.Cum(from)) / seen_mass;
+        }
+      }
+      return std::max(kAmbiguousMarginUlps, to_ulps(drift));
     };
     // mass_above increases along the order (every weight is positive); position 0 (mass above 0) is always kept.
     // A forward scan touches only the nucleus and the positions right after it.
@@ -318,16 +355,19 @@ class Pipeline {
     while (cut < input && keep(mass_above(cut))) ++cut;
     if (keep_tied && cut < input) cut = TieGroupEnd(cut - 1, input);
     FilterOutcome outcome{cut, {cut, cut}};
-    while (outcome.band.lo > 0 && margin(outcome.band.lo - 1) < kAmbiguousMarginUlps) --outcome.band.lo;
-    while (outcome.band.hi < input && margin(outcome.band.hi) < kAmbiguousMarginUlps) ++outcome.band.hi;
+    while (outcome.band.lo > 0 && margin(outcome.band.lo - 1) < allowed(outcome.band.lo - 1, true)) --outcome.band.lo;
+    while (outcome.band.hi < input && margin(outcome.band.hi) < allowed(outcome.band.hi, false)) ++outcome.band.hi;
     if (!keep_tied && cut < input && Logit(cut) == Logit(cut - 1)) {  // a tie group cut by position
       outcome.band.lo = std::min(outcome.band.lo, TieGroupStart(cut - 1));
       outcome.band.hi = std::max(outcome.band.hi, TieGroupEnd(cut, input));
     }
+    // The band and the first firm decision on either side of it (the nearest decision the margin does not cover).
     size_t recorded = 0;
-    const int64_t from = std::max<int64_t>(0, std::min(outcome.band.lo, cut - 1));
-    const int64_t to = std::min(input, std::max(outcome.band.hi, cut + 1));
-    for (int64_t j = from; j < to; ++j) Record(decisions, Filter::kTopP, j, j < cut, margin(j), recorded);
+    const int64_t from = std::max<int64_t>(0, std::min(outcome.band.lo, cut) - 1);
+    const int64_t to = std::min(input, std::max(outcome.band.hi, cut) + 1);
+    for (int64_t j = from; j < to; ++j) {
+      Record(decisions, Filter::kTopP, j, j < cut, margin(j), recorded, allowed(j, j < cut));
+    }
     return outcome;
   }
 
@@ -452,6 +492,23 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     std::sort(result.boundary.begin(), result.boundary.end(), [](const Decision& a, const Decision& b) {
       return a.token != b.token ? a.token < b.token : static_cast<int>(a.filter) < static_cast<int>(b.filter);
     });
+    // Numeric drift: ambiguous through a top-p decision past the fixed floor but inside the numerics model, and
+    // through no other decision (a decision near another filter's boundary, or a tie cut, keeps it ambiguous
+    // for the usual reasons).
+    for (int32_t token : result.ambiguous) {
+      bool drift = false;
+      bool floor = false;
+      for (auto it = std::lower_bound(result.boundary.begin(), result.boundary.end(), token,
+                                      [](const Decision& d, int32_t t) { return d.token < t; });
+           it != result.boundary.end() && it->token == token; ++it) {
+        if (it->margin_ulps < kAmbiguousMarginUlps) floor = true;
+        if (it->filter == Filter::kTopP && it->margin_ulps >= kAmbiguousMarginUlps &&
+            it->margin_ulps < it->allowed_ulps) {
+          drift = true;
+        }
+      }
+      if (drift && !floor) result.numeric_drift.push_back(token);
+    }
 
     if (chosen.truncated_cdf) {
       // TensorRT-LLM legacy top-p: the CDF truncated at top_p. Kept tokens before the crossing token keep

@@ -48,10 +48,10 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
   }
   if (shown < by_prob.size()) os << "  ... " << by_prob.size() - shown << " more (--max-tokens)\n";
   if (!dist.boundary.empty()) {
-    os << "boundary decisions (margin: distance to flipping in fp32 ulps of the compared quantity; "
-              << "ambiguous below " << kAmbiguousMarginUlps << "):\n";
+    os << "boundary decisions (margin: distance to flipping in fp32 ulps of the compared quantity; ambiguous "
+              << "below the allowed margin: " << kAmbiguousMarginUlps << ", or the profile's numerics model):\n";
     os << "  " << std::setw(10) << "token" << std::setw(8) << "filter" << std::setw(10) << "decision"
-              << "margin_ulps\n";
+              << std::setw(16) << "margin_ulps" << "allowed_ulps\n";
     size_t printed = 0;
     for (const Decision& d : dist.boundary) {
       if (static_cast<int64_t>(printed++) >= max_tokens) {
@@ -59,7 +59,8 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
         break;
       }
       os << "  " << std::setw(10) << d.token << std::setw(8) << FilterName(d.filter) << std::setw(10)
-                << (d.kept ? "kept" : "dropped") << Num(d.margin_ulps, 6) << "\n";
+                << (d.kept ? "kept" : "dropped") << std::setw(16) << Num(d.margin_ulps, 6) << Num(d.allowed_ulps, 6)
+                << "\n";
     }
   }
   os << "ambiguous tokens: " << dist.ambiguous.size();
@@ -68,6 +69,10 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
   }
   if (!dist.ambiguous.empty()) os << (static_cast<int64_t>(dist.ambiguous.size()) > max_tokens ? ", ...)" : ")");
   os << "\n";
+  if (!dist.numeric_drift.empty()) {
+    os << "of which numeric boundary drift (inside the profile's fp32 numerics model only): "
+       << dist.numeric_drift.size() << "\n";
+  }
   return os.str();
 }
 

@@ -10,6 +10,45 @@ namespace {
 
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
+// --- Numerics: the shapes of the fp32 sums engines form (docs/semantics.md, "Numerics model"). ---------------------
+// Each shape is kBlocked {width, combine_depth}: a term passes through at most ceil(n / width) + combine_depth
+// roundings (reference/numerics.h).
+constexpr double kFp32 = 0x1p-24;  // unit roundoff of fp32
+
+// torch.softmax on CUDA (aten/src/ATen/native/cuda/SoftMax.cu): rows longer than 1024 take cunn_SoftMaxForward,
+// one block of up to 1024 threads per row, each thread summing its strided elements in sequence (ilpReduce), then
+// blockReduce (a warp-shuffle tree, then the warp totals in the first warp): ceil(n / 1024) + 10. Rows of at most
+// 1024 take the persistent warp softmax: each lane sums up to 32 elements, then 5 shuffle levels. 37 covers both.
+constexpr SumModel kTorchCudaSoftmaxSum{SumOrder::kBlocked, 1024, 37};
+// torch.softmax on CPU (aten/src/ATen/native/cpu/SoftMaxKernel.cpp _vec_softmax_lastdim: vec::reduce_all over
+// Vectorized<float>, 8 lanes with AVX2 each summing n / 8 terms in sequence, then 3 horizontal levels) is deeper
+// (n / 8 + 3); the CPU cumsum accumulates in double. hf is modelled on CUDA; tests/reference/numerics_test.cpp
+// measures the CPU shape against that model (docs/semantics.md).
+// torch.cumsum on CUDA over [B, V] rows (aten/src/ATen/native/cuda/ScanUtils.cuh scan_innermost_dim): tiles of
+// 2 * num_threads_x elements, a Sklansky scan inside the tile (log2(tile) levels) and the running total of the
+// previous tiles added to the tile's first element: ceil(n / tile) + log2(tile) + 1. num_threads_x =
+// clamp((9 + log2 V - log2 B) / 2, 4, 9): tile 1024 for B <= V / 512, 256 for B <= V / 32 (B <= 4096 at V = 128256).
+// A single row goes through CUB's decoupled look-back scan (tiles of ~2k items: shallower). The tile of 256 is
+// the model: it covers every batch an engine runs at V >= 32000.
+constexpr SumModel kTorchCudaCumsum{SumOrder::kBlocked, 256, 9};
+// FlashInfer's mass above a pivot (include/flashinfer/sampling.cuh TopKTopPSamplingFromProbKernel,
+// TopPSamplingFromProbKernel): every thread adds its VEC_SIZE-wide strided loads in sequence
+// (threadlocal_aggregate_gt_pivot: ceil(V / (threads * vec)) * vec terms), then cub BlockReduce
+// (BLOCK_REDUCE_WARP_REDUCTIONS: 5 shuffle levels, then the warp totals in sequence, up to 31). 1024 threads from
+// compute capability 8.0, 512 before: width 512 covers both.
+constexpr SumModel kFlashinferMassAbove{SumOrder::kBlocked, 512, 36};
+// vLLM Triton top-k/top-p (vllm/v1/sample/ops/topk_topp_triton.py): tl.sum over tiles of BLOCK_SIZE = 8192
+// (13 tree levels), the tiles added in sequence (sum_exp_logits; the mass above a pivot accumulates the fp32 tile
+// sums in fp64); the split-row pipeline combines up to 32 slices (5 more levels).
+constexpr SumModel kTritonTileSum{SumOrder::kBlocked, 8192, 18};
+// TensorRT-LLM legacy top-p (samplingTopPKernels.cu, guide): a block-wide prefix scan over the radix-sorted fp32
+// probabilities, tile by tile with a running prefix. Modelled as the 256-wide tile scan above.
+constexpr SumModel kBlockScan256{SumOrder::kBlocked, 256, 9};
+
+// Each fp32 probability: exp within 2 ulps (CUDA expf, the CPU's vectorized exp), the division or the
+// multiplication by 1 / sum 0.5.
+constexpr double kProbErrorUlps = 2.5;
+
 // HuggingFace transformers: generation/utils.py _get_logits_processor + generation/logits_process.py
 // (TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper, MinPLogitsWarper).
 constexpr Profile kHf{
@@ -34,6 +73,10 @@ constexpr Profile kHf{
     .top_k_one_is_greedy = false,  // TopKLogitsWarper(1) keeps every token tied with the maximum
     .temperature_zero_allowed = true,  // T == 0 is do_sample=False (greedy); the warper itself raises
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kTorchCudaCumsum,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = false, .pivot_tolerance = 0.0,
+                 .summary = "sort by logits; torch.softmax and torch.cumsum (CUDA), ascending, compared with "
+                            "1 - top_p (on CPU: 8-lane softmax chains, cumsum in double; measured inside)"},
 };
 
 // vLLM v1 Sampler, PyTorch path: vllm/v1/sample/sampler.py + ops/topk_topp_sampler.py apply_top_k_top_p_pytorch,
@@ -60,6 +103,10 @@ constexpr Profile kVllm{
     .top_k_one_is_greedy = false,
     .temperature_zero_allowed = true,
     .max_temperature = 2.0,  // "temperature must be in [0, 2]"
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kTorchCudaCumsum,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = false, .pivot_tolerance = 0.0,
+                 .summary = "sort by logits; torch.softmax (CUDA block reduction) and torch.cumsum (CUDA tile "
+                            "scan), ascending, compared with 1 - top_p"},
 };
 
 // vLLM v1 Triton path (apply_top_k_top_p_triton, the default with Triton at batch >= 8): exactly k kept.
@@ -84,6 +131,10 @@ constexpr Profile kVllmTriton{
     .top_k_one_is_greedy = false,
     .temperature_zero_allowed = true,
     .max_temperature = 2.0,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTritonTileSum, .top_p_mass = kTritonTileSum,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 1e-6,
+                 .summary = "pivot search on fp32 probabilities exp(x - M) / Z: tile sums of 8192 (tl.sum), "
+                            "tiles in sequence; the search stops within 1e-6 relative of the pivot"},
 };
 
 // FlashInfer top_k_top_p_sampling_from_logits, filter_apply_order="top_k_first" (the rejection path, not the
@@ -110,6 +161,10 @@ constexpr Profile kFlashinferTopkFirst{
     .top_k_one_is_greedy = false,
     .temperature_zero_allowed = false,  // softmax(T = 0) is uniform / NaN, not greedy
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kFlashinferMassAbove,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 0.0,
+                 .summary = "torch.softmax of the masked logits; pivot on fp32 probabilities, the mass above it "
+                            "a block reduction (per-thread chains of V / threads, warp tree, warp totals)"},
 };
 
 // FlashInfer filter_apply_order="joint" / top_k_top_p_sampling_from_probs: top-k and top-p on the same p.
@@ -134,6 +189,10 @@ constexpr Profile kFlashinferJoint{
     .top_k_one_is_greedy = false,
     .temperature_zero_allowed = false,
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kFlashinferMassAbove,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 0.0,
+                 .summary = "torch.softmax; pivot on fp32 probabilities, the mass above it a block reduction "
+                            "(per-thread chains of V / threads, warp tree, warp totals)"},
 };
 
 // TensorRT-LLM PyTorch backend TorchSampler: sampling_utils.py top_k_top_p_sampling_batch (vanilla path),
@@ -160,6 +219,10 @@ constexpr Profile kTrtllmTorch{
     .top_k_one_is_greedy = true,
     .temperature_zero_allowed = true,
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kTorchCudaCumsum,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = false, .pivot_tolerance = 0.0,
+                 .summary = "sort by logits; torch.softmax and torch.cumsum (CUDA), descending, compared with "
+                            "top_p"},
 };
 
 // TensorRT-LLM legacy CUDA kernels (FasterTransformer lineage): exactly k, and a CDF truncated at top_p.
@@ -185,6 +248,9 @@ constexpr Profile kTrtllmCuda{
     .top_k_one_is_greedy = true,
     .temperature_zero_allowed = true,
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kBlockScan256,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 0.0,
+                 .summary = "radix sort of fp32 probabilities, block-wide prefix scan (guide: not re-read)"},
 };
 
 // SGLang PyTorch backend: sampler.py top_k_top_p_min_p_sampling_from_probs_torch.
@@ -210,6 +276,9 @@ constexpr Profile kSglangTorch{
     .top_k_one_is_greedy = true,
     .temperature_zero_allowed = true,
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kTorchCudaCumsum,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 0.0,
+                 .summary = "torch.softmax, torch.sort of fp32 probabilities, torch.cumsum (CUDA), descending"},
 };
 
 // SGLang FlashInfer backend: joint top-k/top-p without min-p; top_k_renorm -> top_p_renorm -> min-p with it.
@@ -234,6 +303,10 @@ constexpr Profile kSglangFlashinfer{
     .top_k_one_is_greedy = true,
     .temperature_zero_allowed = true,
     .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTorchCudaSoftmaxSum, .top_p_mass = kFlashinferMassAbove,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 0.0,
+                 .summary = "torch.softmax; FlashInfer pivots on fp32 probabilities (joint, or top_p_renorm_prob "
+                            "with min-p), the mass above a block reduction"},
 };
 
 constexpr const Profile* kAllProfiles[] = {&kHf,          &kVllm,          &kVllmTriton,     &kFlashinferTopkFirst,

@@ -3,8 +3,10 @@
 // Computed in extended precision (long double; Boost.Multiprecision where a sum needs it) from the row as
 // stored, the parameters and a semantics profile. For every keep/drop decision the reference also records a
 // margin: how far the compared quantity is from the profile's threshold, in units of fp32 rounding of that
-// quantity. A decision whose margin is below kAmbiguousMarginUlps could flip in an fp32 implementation: the
-// token is "ambiguous", and callers may ask for the distribution with ambiguous tokens in or out.
+// quantity, and the margin an fp32 implementation of the profile may need (allowed_ulps: the profile's numerics
+// model, reference/numerics.h, never below kAmbiguousMarginUlps). A decision whose margin is below its allowed
+// margin could flip in an fp32 implementation: the token is "ambiguous", and callers may ask for the distribution
+// with ambiguous tokens in or out.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +19,9 @@
 
 namespace samplecheck {
 
-// A token whose decision margin is below this many fp32 ulps of the compared quantity is ambiguous.
+// The floor of every decision's allowed margin: a token whose decision margin is below this many fp32 ulps of the
+// compared quantity is ambiguous in every profile. Top-p decisions get a row-dependent margin above it from the
+// profile's numerics model (Decision::allowed_ulps).
 inline constexpr double kAmbiguousMarginUlps = 64.0;
 
 enum class AmbiguousPolicy {
@@ -36,6 +40,9 @@ struct Decision {
   bool kept;
   Filter filter;        // the filter that decided
   double margin_ulps;   // distance to flipping, in fp32 ulps of the compared quantity (>= 0)
+  double allowed_ulps;  // how far an fp32 implementation of the profile can move this decision (profile numerics
+                        // model, >= kAmbiguousMarginUlps): the decision is ambiguous iff margin_ulps < allowed_ulps
+                        // (or it cuts a tie group by position)
 };
 
 struct ProcessedDistribution {
@@ -46,6 +53,9 @@ struct ProcessedDistribution {
   std::vector<Decision> boundary;     // decisions closest to each filter's threshold (at least the tokens on
                                       // either side of every boundary), sorted by token id
   std::vector<int32_t> ambiguous;     // tokens whose decision could flip under fp32 arithmetic, ascending
+  std::vector<int32_t> numeric_drift; // the ambiguous tokens that only the row-dependent numerics model makes
+                                      // ambiguous (a top-p decision with kAmbiguousMarginUlps <= margin <
+                                      // allowed_ulps): fp32 summation drift, to be counted apart, ascending
 
   // Probability of `token` (0 when it is not kept).
   long double Prob(int32_t token) const;

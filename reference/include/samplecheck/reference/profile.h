@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -46,6 +47,40 @@ enum class TopPTies { kKeepTied, kByPosition };
 // legacy kernel's CDF truncated at top_p (the crossing token gets top_p - mass_above).
 enum class TopPMass { kRenormalize, kTruncatedCdf };
 
+// How an engine forms one floating-point sum that reaches a keep/drop decision (docs/semantics.md, "Numerics
+// model"). Every term of the sum passes through at most Depth(n) roundings of the accumulation precision:
+//   kExact       no rounding reaches the decision (integer fixed point, a wider type, or the sum is not formed)
+//   kSequential  one accumulator, term after term: n - 1
+//   kBlocked     the engine's blocked shape: a chain of ceil(n / width) sequential roundings (one thread's strided
+//                terms, or the carries from tile to tile of a scan) plus `combine_depth` roundings that join the
+//                chains (a warp-shuffle tree, the sequential sum of the warp totals, a tile's Sklansky scan)
+enum class SumOrder { kExact, kSequential, kBlocked };
+
+struct SumModel {
+  SumOrder order = SumOrder::kExact;
+  int32_t width = 1;          // kBlocked: terms per chain step (threads of the block, or the tile of a scan)
+  int32_t combine_depth = 0;  // kBlocked: roundings after the chain
+};
+
+// The numerics an engine's fp32 implementation of the profile has, as data: which sums it forms for the top-p
+// decision, over how many terms and in which shape, and how precise the values it orders by are. The reference
+// turns it into a per-row, per-decision margin (Decision::allowed_ulps; reference/numerics.h): inside it a boundary
+// token is ambiguous. Min-p and top-k compare two values and form no sum: their margin is the fixed floor
+// kAmbiguousMarginUlps (distribution.h), far above the few ulps of error each compared value carries.
+struct NumericsModel {
+  double unit_roundoff;     // u of the accumulation precision (2^-24 for fp32)
+  SumModel normalizer;      // the softmax denominator the compared probabilities carry (kExact: none reaches it)
+  SumModel top_p_mass;      // the sum compared with top_p: a cumulative sum of sorted probabilities, or the mass
+                            // above a pivot value
+  double prob_error_ulps;   // error of each probability the engine computes, in ulps of that probability (exp
+                            // within 2 ulps, the division 0.5)
+  bool orders_by_probs;     // top-p's order or pivot is taken on those fp32 probabilities (rounding can tie or swap
+                            // tokens whose exact probabilities are within 2 * prob_error_ulps), not on the logits
+  double pivot_tolerance;   // relative resolution of a value-pivot search that may stop short of the exact value
+                            // (0: the pivot is a token's own value, or the engine sorts)
+  std::string_view summary; // where the sums are formed, with the engine source read
+};
+
 struct Profile {
   std::string_view name;         // "vllm", "hf", ...
   std::string_view summary;      // one line
@@ -79,6 +114,8 @@ struct Profile {
 
   // Valid ranges beyond the universal ones (no NaN, T >= 0, min_p in [0, 1], top_k >= -1).
   double max_temperature;         // +inf when unbounded
+
+  NumericsModel numerics;         // the engine's floating-point sums (see NumericsModel)
 };
 
 // Every profile samplecheck defines, in a fixed order.
