@@ -115,6 +115,8 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   }
   if (!dist.ok()) return Error{dist.error().code, "case " + spec.name + ": reference: " + dist.error().message};
   r.ambiguous = dist->ambiguous;
+  r.numeric_drift = dist->numeric_drift;
+  std::sort(r.numeric_drift.begin(), r.numeric_drift.end());
   if (!dist->ambiguous.empty()) {
     if (budget.ambiguous == AmbiguousAction::kSkip) {
       pc.skip = true;
@@ -164,6 +166,14 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   r.greedy = dist->greedy;
   r.kept = static_cast<int64_t>(std::count_if(pc.p0.begin(), pc.p0.end(), [](double p) { return p > 0; }));
 
+  r.max_draws = budget.max_draws;
+  if (Status st = PlanCaseDraws(pc, budget); !st.ok()) return st.error();
+  return pc;
+}
+
+Status PlanCaseDraws(PreparedCase& pc, const CaseBudget& budget) {
+  CaseResult& r = pc.result;
+  r.max_draws = budget.max_draws;
   // Plan: cells of the head binning at the cap, then the draws for TV at that many cells, at the upper tail's half
   // of the two-sided Pearson test's alpha.
   const stats::BinningOptions bopts = CampaignBinningOptions();
@@ -171,11 +181,11 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   uint64_t cells = 1;
   if (r.kept >= 2) {
     const Result<stats::BinningPlan> at_cap = PlanBinnings(pc.p0, double(budget.max_draws), bopts);
-    if (!at_cap.ok()) return InternalError("case " + spec.name + ": binning: " + at_cap.error().message);
+    if (!at_cap.ok()) return InternalError("case " + r.name + ": binning: " + at_cap.error().message);
     cells = std::max<uint64_t>(at_cap->head.cells.size(), 2);
     const Result<stats::DrawPlan> plan =
         stats::PlanDrawsForTotalVariation(budget.tv, budget.alpha_per_test / 2, budget.power, cells);
-    if (!plan.ok()) return plan.error().WithContext("case " + spec.name + ": plan");
+    if (!plan.ok()) return plan.error().WithContext("case " + r.name + ": plan");
     // Saturate: a tiny TV can plan more draws than 2^64 (or inf); the cap then binds, never a wrapped count.
     r.planned_draws = plan->draws < 1.8e19 ? static_cast<uint64_t>(std::ceil(plan->draws))
                                            : std::numeric_limits<uint64_t>::max();
@@ -188,7 +198,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   }
   r.draws = draws;
   Result<stats::BinningPlan> binning = PlanBinnings(pc.p0, double(draws), bopts);
-  if (!binning.ok()) return InternalError("case " + spec.name + ": binning: " + binning.error().message);
+  if (!binning.ok()) return InternalError("case " + r.name + ": binning: " + binning.error().message);
   pc.binning = std::move(*binning);
   if (r.kept >= 2 && pc.binning.head.usable()) {
     auto power = stats::PowerOfRunForTotalVariation(budget.tv, budget.alpha_per_test / 2, pc.binning.head.cells.size(),
@@ -197,7 +207,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   } else {
     r.achieved_power = 1.0 - std::pow(1.0 - budget.tv, double(draws));
   }
-  return pc;
+  return Status::Ok();
 }
 
 void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint64_t invalid_draws,
@@ -205,8 +215,12 @@ void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint
   CaseResult& r = pc.result;
   std::vector<uint64_t> histogram = all_draws;
   r.ambiguous_draws = 0;
+  r.drift_draws = 0;
   for (int32_t t : pc.excluded) {
     r.ambiguous_draws += histogram[static_cast<size_t>(t)];
+    if (std::binary_search(r.numeric_drift.begin(), r.numeric_drift.end(), t)) {
+      r.drift_draws += histogram[static_cast<size_t>(t)];
+    }
     histogram[static_cast<size_t>(t)] = 0;
   }
   CaseEvidence evidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch, agreement};
@@ -319,11 +333,14 @@ struct Agreement {
   std::string error;  // the sampler failed on one of the two paths
 };
 
-Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool deterministic) {
+Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool deterministic, bool gpu) {
   Agreement a;
   const std::span<const float> row = pc.row;
   const SamplingParams& params = pc.result.params;
-  const uint64_t m = std::min<uint64_t>(pc.result.draws, uint64_t{1} << 16);
+  // 2^16 draws on a GPU; a CPU sampler reads every replicated row, so at most 2^28 bytes of them (2^16 draws up to
+  // V = 1024, 2048 at V = 128256) and never fewer than 2^11.
+  const uint64_t by_bytes = std::max<uint64_t>(uint64_t{1} << 11, (uint64_t{1} << 28) / (4 * std::max<size_t>(row.size(), 1)));
+  const uint64_t m = std::min<uint64_t>(pc.result.draws, gpu ? uint64_t{1} << 16 : std::min<uint64_t>(uint64_t{1} << 16, by_bytes));
   const size_t vocab = row.size();
   a.fast.assign(vocab, 0);
   a.sampled.assign(vocab, 0);
@@ -600,7 +617,9 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     return budget;
   };
   // Adds one prepared case (reused from the journal when it finished there) and says whether it needs drawing.
-  auto add = [&](PreparedCase pc) -> Result<bool> {
+  std::vector<CaseBudget> budgets;  // per prepared case: what it was planned with (the time budget re-plans)
+  auto add = [&](PreparedCase pc, const CaseBudget& budget) -> Result<bool> {
+    budgets.push_back(budget);
     const auto done = std::find_if(options.finished.begin(), options.finished.end(),
                                    [&](const CaseResult& c) { return c.name == pc.result.name; });
     bool reuse = false;
@@ -628,7 +647,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
       auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
       if (!pc.ok()) return pc.error();
       const uint64_t draws = pc->result.draws;
-      auto needs = add(std::move(*pc));
+      auto needs = add(std::move(*pc), budget);
       if (!needs.ok()) return needs.error();
       if (*needs) total_draws += draws;
       units.push_back({prepared.size() - 1});
@@ -640,7 +659,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     bool any_resumed = false, all_resumed = true;
     for (PreparedCase& pc : *batch) {
       const uint64_t draws = pc.result.draws;
-      auto needs = add(std::move(pc));
+      auto needs = add(std::move(pc), budget);
       if (!needs.ok()) return needs.error();
       if (*needs) total_draws += draws;
       any_resumed = any_resumed || resumed.back();
@@ -666,6 +685,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(units.size(), 1)));
   const bool deterministic = (*first)->GetCapabilities().deterministic;
   const bool count_draws = (*first)->GetCapabilities().count_draws;  // a native counting fast path
+  const bool gpu = (*first)->GetCapabilities().gpu;
   std::vector<std::unique_ptr<Sampler>> samplers;
   samplers.push_back(std::move(*first));
   for (unsigned j = 1; j < jobs; ++j) {
@@ -675,24 +695,69 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   }
 
   // The sampler's throughput on the first row case to draw (a short count whose draws are discarded), so the plan
-  // states a time before hours of drawing start.
-  if (options.on_plan) {
+  // states a time before hours of drawing start, and the time budget knows what it can afford.
+  if (options.on_plan || options.budget_seconds.value_or(suite.budget_seconds) > 0) {
+    // The longest row to draw: draws cost more on long rows (a larger CDF), so the estimate errs long, never short.
+    size_t probe_case = prepared.size();
     for (const std::vector<size_t>& unit : units) {
       const size_t i = unit.front();
-      if (unit.size() != 1 || prepared[i].skip || resumed[i] || total_draws == 0) continue;
+      if (unit.size() != 1 || prepared[i].skip || resumed[i] || prepared[i].result.unsamplable) continue;
+      if (probe_case == prepared.size() || prepared[i].row.size() > prepared[probe_case].row.size()) probe_case = i;
+    }
+    for (size_t i = probe_case; i < prepared.size() && total_draws > 0; i = prepared.size()) {
       const PreparedCase& pc = prepared[i];
-      const uint64_t probe = std::min<uint64_t>(pc.result.draws, uint64_t{1} << 16);
-      std::vector<uint64_t> histogram(pc.row.size(), 0);
-      uint64_t invalid = 0;
-      const auto p0 = std::chrono::steady_clock::now();
-      const Status st = samplers[0]->CountDraws(pc.row, pc.result.params, probe, histogram, &invalid);
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
-      if (st.ok() && seconds > 0) {
-        plan.draws_per_second = double(probe) / seconds * jobs;
+      // Two counts, 2^12 and 2^20 draws: their difference is the rate, free of the per-call cost (a distribution
+      // computed, a kernel planned) that one short count would mistake for slowness.
+      auto timed = [&](uint64_t n) -> double {
+        std::vector<uint64_t> histogram(pc.row.size(), 0);
+        uint64_t invalid = 0;
+        const auto p0 = std::chrono::steady_clock::now();
+        const Status st = samplers[0]->CountDraws(pc.row, pc.result.params, n, histogram, &invalid);
+        return st.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() : -1.0;
+      };
+      const uint64_t small = 1 << 12, large = 1 << 20;
+      const double t_small = timed(small), t_large = timed(large);
+      if (t_small >= 0 && t_large > t_small) {
+        plan.draws_per_second = double(large - small) / (t_large - t_small) * jobs;
         plan.estimated_seconds = double(total_draws) / plan.draws_per_second;
       }
       break;
     }
+  }
+  // Power by budget: when the measured throughput draws every row case's planned draws (at the budget's cap) within
+  // the budget, every row case gets them. Batch rows keep their caps (they target batch faults, at their own TV).
+  const double budget_seconds = options.budget_seconds.value_or(suite.budget_seconds);
+  if (budget_seconds > 0 && plan.draws_per_second > 0) {
+    report.budget_seconds = budget_seconds;
+    report.measured_draws_per_second = plan.draws_per_second;
+    uint64_t full_draws = 0;
+    std::vector<size_t> replan;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      const PreparedCase& pc = prepared[i];
+      const bool row_case = pc.result.batch.size == 0 && !pc.skip && !resumed[i] && !pc.result.unsamplable;
+      if (!row_case) {
+        if (!pc.skip && !resumed[i]) full_draws += pc.result.draws;
+        continue;
+      }
+      PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
+      CaseBudget full = budgets[i];
+      full.max_draws = std::max(full.max_draws, suite.budget_max_draws);
+      if (!PlanCaseDraws(trial, full).ok()) continue;
+      full_draws += trial.result.draws;
+      replan.push_back(i);
+    }
+    if (double(full_draws) / plan.draws_per_second <= budget_seconds) {
+      for (size_t i : replan) {
+        CaseBudget full = budgets[i];
+        full.max_draws = std::max(full.max_draws, suite.budget_max_draws);
+        if (Status st = PlanCaseDraws(prepared[i], full); !st.ok()) return st.error();
+      }
+      report.full_power = plan.full_power = true;
+      plan.draws = total_draws = full_draws;
+      plan.estimated_seconds = double(full_draws) / plan.draws_per_second;
+    }
+  }
+  if (options.on_plan) {
     if (Status st = options.on_plan(plan); !st.ok()) return st.error();
   }
 
@@ -775,7 +840,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
           Agreement agreement;
           const bool compare = count_draws && sampler_error.empty() && !r.unsamplable;
           if (compare) {
-            agreement = MeasureAgreement(sampler, pc, deterministic);
+            agreement = MeasureAgreement(sampler, pc, deterministic, gpu);
             if (!agreement.error.empty()) sampler_error = agreement.error;
           }
           if (halted()) break;

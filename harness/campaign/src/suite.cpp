@@ -169,7 +169,7 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
   suite.source = source;
   static const std::set<std::string> kTopKeys = {"schema", "name", "description", "seed", "alpha", "tv", "power",
                                                  "max_draws", "min_draws", "profile", "ambiguous", "cases",
-                                                 "generated"};
+                                                 "generated", "budget_seconds", "budget_max_draws"};
   for (const auto& [key, value] : json.items()) {
     if (!kTopKeys.count(key)) return ParseError(source + ": unknown field \"" + key + "\"");
   }
@@ -220,6 +220,18 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
     auto a = ParseAmbiguous(json["ambiguous"], source);
     if (!a.ok()) return a.error();
     suite.ambiguous = *a;
+  }
+  if (json.contains("budget_seconds")) {
+    if (!json["budget_seconds"].is_number() || !(json["budget_seconds"].get<double>() >= 0) ||
+        !(json["budget_seconds"].get<double>() <= 7 * 86400)) {
+      return ParseError(source + ": \"budget_seconds\" must be a number of seconds in [0, 604800]");
+    }
+    suite.budget_seconds = json["budget_seconds"].get<double>();
+  }
+  if (json.contains("budget_max_draws")) {
+    auto d = ParseDraws(json["budget_max_draws"], source, "budget_max_draws");
+    if (!d.ok()) return d.error();
+    suite.budget_max_draws = *d;
   }
   if (json.contains("generated")) {
     const auto& g = json["generated"];

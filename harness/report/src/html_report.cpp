@@ -386,6 +386,10 @@ void CaseDetails(std::ostringstream& os, const CaseResult& c) {
        << (c.conditioned ? " &mdash; judged conditioned on the unambiguous tokens (" + std::to_string(c.ambiguous_draws) +
                                " draws of ambiguous tokens set apart)"
                          : std::string())
+       << (c.numeric_drift.empty() ? std::string()
+                                   : " &mdash; numeric boundary drift: " + std::to_string(c.numeric_drift.size()) +
+                                         " token(s) an fp32 engine may keep, " + std::to_string(c.drift_draws) +
+                                         " draw(s) on them (never a violation)")
        << "</div>";
   }
   if (c.status == CaseStatus::kSkipped) {

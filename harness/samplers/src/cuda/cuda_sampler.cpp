@@ -82,6 +82,7 @@ class CudaSampler final : public Sampler {
     caps.processed_distribution = !launch_;
     caps.count_draws = true;
     caps.deterministic = true;
+    caps.gpu = true;
     caps.profile = std::string(profile_.name);
     return caps;
   }

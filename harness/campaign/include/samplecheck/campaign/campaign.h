@@ -52,6 +52,7 @@ struct CampaignOptions {
   std::string version;                  // samplecheck version for the report
   EvidencePolicy evidence;              // what the verdict needs besides no failure (result.h)
   size_t generated = 0;                 // generated cases added to the suite's (generated.h), seeded by the campaign
+  std::optional<double> budget_seconds; // overrides the suite's time budget (0: none; suite.h)
 
   // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
   // returned here stops the campaign (the CLI refuses a plan past its limits unless forced).
@@ -75,6 +76,7 @@ struct CampaignPlan {
   uint64_t draws = 0;                        // draws still to make
   double draws_per_second = 0.0;             // measured on the first drawn case (0 when nothing to draw)
   double estimated_seconds = 0.0;            // draws / draws_per_second
+  bool full_power = false;                   // the time budget gave every row case its planned draws
 };
 
 // A case ready to draw: its row (perturbed if needed), reference and plan. Built before any draw so that input
@@ -111,6 +113,11 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
 void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram, uint64_t invalid_draws,
                   const std::string& sampler_error = "", const struct BatchEvidence* batch = nullptr,
                   const struct AgreementEvidence* agreement = nullptr);
+
+// Step 2 alone: the draws of a prepared case under `budget` (cells of the head binning at the cap, the draws for
+// the budget's TV at power, clamped to [min_draws, max_draws]), its binning and its achieved power. PrepareCase
+// calls it; the campaign calls it again to give every case full power when the suite's time budget allows.
+Status PlanCaseDraws(PreparedCase& prepared, const CaseBudget& budget);
 
 // The whole campaign. Errors: unknown sampler or profile (kInvalidArgument), a sampler that fails to load
 // (kPlugin / kUnsupported), a bad row or .npy (kIo / kParse / kInvalidArgument): the CLI exits 2 on all of them.

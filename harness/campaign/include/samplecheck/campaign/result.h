@@ -76,6 +76,11 @@ struct CaseResult {
   bool conditioned = false;          // judged on the unambiguous tokens only (AmbiguousAction::kCondition)
   bool unsamplable = false;          // the row cannot be sampled (NaN, all -inf): every draw must be invalid
   uint64_t ambiguous_draws = 0;      // draws of ambiguous tokens set apart when conditioned
+  // Numeric boundary drift (reference/numerics.h): the ambiguous tokens that only the profile's numerics model
+  // (fp32 sums over the row, ties of fp32 probabilities) makes ambiguous, and the draws that landed on them when the
+  // case was conditioned: a correct fp32 engine may keep them, so they are reported apart, never as violations.
+  std::vector<int32_t> numeric_drift;
+  uint64_t drift_draws = 0;
 
   double tv = 0.0;                   // detectable TV the draws were planned for
   double alpha_plan = 0.0;           // per-test alpha the plan assumed (campaign alpha / (cases x tests))
@@ -136,6 +141,11 @@ struct CampaignReport {
   double seconds = 0.0;
   std::string command_line;
   EvidencePolicy evidence;           // what the verdict needs besides no failure
+  // Power by budget (suite budget_seconds): the budget, the measured throughput it was judged with, and whether it
+  // gave every row case its planned draws. budget_seconds 0: no budget.
+  double budget_seconds = 0.0;
+  double measured_draws_per_second = 0.0;
+  bool full_power = false;
   bool interrupted = false;          // the run was stopped (SIGINT, SIGTERM) before every case was judged
   size_t planned_cases = 0;          // cases of the suite (cases holds the finished ones when interrupted)
   std::vector<CaseResult> cases;

@@ -72,6 +72,11 @@ struct Suite {
   std::vector<CaseSpec> cases;
   // "generated": {"count": n, "seed": s | "fresh", "max_draws": m}: n generated cases (generated.h) after `cases`,
   // from seed s, or from the campaign seed when "fresh" (new cases every run of a fresh-seed suite).
+  // "budget_seconds": power by budget: when the sampler's measured throughput draws every row case's planned draws
+  // (power `power` at `tv`, capped at budget_max_draws) within this many seconds, every case gets them; otherwise
+  // max_draws caps them as without a budget. 0: no budget.
+  double budget_seconds = 0;
+  uint64_t budget_max_draws = uint64_t{1} << 30;
   size_t generated = 0;
   std::optional<uint64_t> generated_seed;
   uint64_t generated_max_draws = 0;  // 0: the suite's cap

@@ -39,6 +39,8 @@ struct Capabilities {
   bool deterministic = true;     // same (seed, offset) gives the same token
   bool parallel_instances = false;  // several instances may draw in parallel threads (CPU samplers); a campaign
                                     // then runs one per core
+  bool gpu = false;                 // runs on a GPU: a large replicated batch costs little (the agreement check of
+                                    // a campaign then samples 2^16 draws of every row, whatever its size)
   std::string profile;           // the semantics profile the sampler claims ("" when unknown: `identify` finds it)
 };
 
