@@ -178,7 +178,26 @@ TEST(PluginSampler, NegativeTokenOtherThanInvalidIsPluginError) {
   Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
-  EXPECT_NE(st.error().message.find("token -7"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("token -7 for row 0; a token must be in [-1, 10)"), std::string::npos)
+      << st.error().message;
+  EXPECT_NE(st.error().message.find("-1 marks a row that cannot be sampled"), std::string::npos) << st.error().message;
+}
+
+// INT32_MIN is the value the harness pre-fills: the message says what the slot holds, both ways it can get there,
+// and what is allowed (it used to say only "left the token unwritten").
+TEST(PluginSampler, IntMinTokenIsNamedWithWhatIsAllowed) {
+  auto plugin = LoadContractBreaking("int-min-token");
+  ASSERT_TRUE(plugin);
+  const auto row = GaussianRow(10, 1);
+  std::vector<SamplingParams> params(1);
+  std::vector<int32_t> tokens(1);
+  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
+  for (const char* part : {"-2147483648 (INT32_MIN)", "returned INT32_MIN or left the token unwritten",
+                           "a token must be in [-1, 10)", "-1 marks a row that cannot be sampled"}) {
+    EXPECT_NE(st.error().message.find(part), std::string::npos) << "'" << part << "' missing: " << st.error().message;
+  }
 }
 
 TEST(PluginSampler, ReportedErrorIsPluginErrorWithItsMessage) {

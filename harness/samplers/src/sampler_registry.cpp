@@ -89,7 +89,9 @@ Result<std::unique_ptr<Sampler>> MakeProcess(const SamplerSpec& spec, const Samp
   if (spec.arg.find_first_not_of(" \t") == std::string_view::npos) {
     return MalformedSamplerSpec(spec.text, "a process needs a command (process:<command>)");
   }
-  return MakeProcessSampler(spec.arg, ProcessSamplerOptions::FromEnvironment());
+  auto options = ProcessSamplerOptions::FromEnvironment();
+  if (!options.ok()) return options.error();
+  return MakeProcessSampler(spec.arg, *options);
 }
 
 }  // namespace
