@@ -1,5 +1,5 @@
 // No child outlives samplecheck (sampler_children.h). Each test forks a stand-in for samplecheck that starts a
-// sampler whose child is busy (a shell that ignores SIGTERM and never answers), then
+// sampler whose child is busy (a shell that ignores SIGTERM and never answers, a plugin stuck in sample), then
 // ends that stand-in: SIGKILL (the parent-death signal must take the child down), or SIGTERM with a handler that
 // calls KillSamplerChildren (the child's whole process group must go). This test process is made a child subreaper,
 // so the orphans become its children: it reaps them and sees how they died.
@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "samplecheck/samplers/plugin_sampler.h"
 #include "samplecheck/samplers/process_sampler.h"
 
 namespace samplecheck::harness {
@@ -104,6 +105,26 @@ TEST_F(SamplerChildren, ABusyProcessSamplerDiesWithAKilledSamplecheck) {
       << "the shell of a busy process sampler outlived samplecheck: " << Describe(status);
 }
 
+// An isolated plugin stuck inside sample (its host does not read its stdin, so no end of input reaches it).
+TEST_F(SamplerChildren, APluginHostStuckInThePluginDiesWithAKilledSamplecheck) {
+  const std::string pidfile = Scratch("stuck_host.pid");
+  const pid_t stand_in = Fork([&] {
+    auto plugin = MakeIsolatedPluginSampler(SAMPLECHECK_FATAL_PLUGIN, "hang-in-sample,pid=" + pidfile);
+    if (!plugin.ok()) _exit(3);
+    std::vector<float> row(4, 0.0f);
+    std::vector<SamplingParams> params(1);
+    std::vector<int32_t> tokens(1);
+    (void)(*plugin)->Sample({row.data(), 1, 4, 4}, params, tokens);  // hangs until the 300 s deadline
+  });
+  const pid_t host = WaitForPid(pidfile);
+  ASSERT_GT(host, 0) << "the plugin host never loaded the plugin";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the stand-in send its SAMPLE
+  EndStandIn(stand_in, SIGKILL);
+  const int status = ReapOrphan(host);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "the plugin host outlived samplecheck: " << Describe(status);
+}
+
 void KillChildrenAndExit(int) {
   KillSamplerChildren();
   _exit(0);
@@ -135,6 +156,27 @@ TEST_F(SamplerChildren, KillSamplerChildrenFromASignalHandlerKillsTheWholeGroup)
     EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
         << "pid " << pid << (pid == shell ? " (the shell)" : " (its background sleep)") << ": " << Describe(status);
   }
+}
+
+// In this process: the registry counts the live children, KillSamplerChildren fails the sampler with the signal,
+// and the sampler still reaps its child and leaves the registry.
+TEST_F(SamplerChildren, KilledChildrenFailTheirSamplerAndLeaveTheRegistry) {
+  const size_t before = LiveSamplerChildren();
+  {
+    auto plugin = MakeIsolatedPluginSampler(SAMPLECHECK_FATAL_PLUGIN, "none-in-sample");
+    ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
+    EXPECT_EQ(LiveSamplerChildren(), before + 1);
+    KillSamplerChildren();
+    std::vector<float> row(4, 0.0f);
+    std::vector<SamplingParams> params(1);
+    std::vector<int32_t> tokens(1);
+    Status st = (*plugin)->Sample({row.data(), 1, 4, 4}, params, tokens);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
+    EXPECT_NE(st.error().message.find("killed by signal 9"), std::string::npos) << st.error().message;
+    EXPECT_EQ(LiveSamplerChildren(), before);
+  }
+  EXPECT_EQ(LiveSamplerChildren(), before);
 }
 
 }  // namespace
