@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 #include "harness_test_rows.h"
@@ -140,6 +142,74 @@ TEST(PluginIsolation, PluginKindIsIsolatedAndPluginInprocIsNot) {
   auto inproc = MakeSampler("plugin-inproc" + spec, {});
   ASSERT_TRUE(inproc.ok()) << inproc.error().ToString();
   EXPECT_EQ((*inproc)->Name(), "plugin:fatal:exit-in-sample");
+}
+
+// ---- The calls a plugin gets ------------------------------------------------------------------------------------
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The log of the recording plugin without its "pid P " prefixes.
+std::string CallsOf(const std::string& log) {
+  std::string calls, line;
+  std::istringstream in(ReadFile(log));
+  while (std::getline(in, line)) calls += line.substr(line.find(" sample ") + 1) + "\n";
+  return calls;
+}
+
+// A plugin without count_draws: CountDraws goes through sample in the batches of the default CountDraws, in
+// process and in the host alike (the harness sends the host COUNT, the host draws through sample), so the plugin
+// sees the same calls and the histograms agree. A 1000-token row (batches of 4096) and a 131072-token row (batches
+// of 128, 64 MiB), with draws that end in a partial batch.
+TEST(PluginIsolation, APluginWithoutCountDrawsGetsTheSameSampleCallsIsolatedAndInProcess) {
+  for (const auto& [vocab, draws] : {std::pair<size_t, uint64_t>{1000, 70000}, {131072, 1000}}) {
+    std::string logs[2];
+    std::vector<uint64_t> histograms[2];
+    for (int isolated = 0; isolated < 2; ++isolated) {
+      logs[isolated] = ::testing::TempDir() + "recording_" + std::to_string(getpid()) + "_" + std::to_string(isolated);
+      std::remove(logs[isolated].c_str());
+      auto plugin = isolated ? MakeIsolatedPluginSampler(SAMPLECHECK_RECORDING_PLUGIN, logs[isolated])
+                             : MakePluginSampler(SAMPLECHECK_RECORDING_PLUGIN, logs[isolated]);
+      ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
+      EXPECT_FALSE((*plugin)->GetCapabilities().count_draws) << "isolated " << isolated;
+      const auto row = GaussianRow(static_cast<int64_t>(vocab), 3);
+      histograms[isolated].assign(vocab, 0);
+      uint64_t invalid = 0;
+      ASSERT_TRUE((*plugin)->CountDraws(row, Params(1.0, -1, 1.0, 0.0, 7, 5), draws, histograms[isolated], &invalid)
+                      .ok());
+      EXPECT_EQ(invalid, 0u);
+    }
+    const std::string in_process = CallsOf(logs[0]);
+    EXPECT_FALSE(in_process.empty());
+    EXPECT_EQ(CallsOf(logs[1]), in_process) << "vocab " << vocab;
+    EXPECT_EQ(histograms[1], histograms[0]) << "vocab " << vocab;
+  }
+}
+
+// ... and the row crosses the pipe once per request, not once per draw: the host reads a few MB for 1000 draws of a
+// 131072-token row, where the logits of every draw would be 512 MiB (/proc/<pid>/io: bytes, not time).
+TEST(PluginIsolation, APluginWithoutCountDrawsIsCountedInTheHostNotShippedEveryRow) {
+  const std::string log = ::testing::TempDir() + "recording_io_" + std::to_string(getpid());
+  std::remove(log.c_str());
+  auto plugin = MakeIsolatedPluginSampler(SAMPLECHECK_RECORDING_PLUGIN, log);
+  ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
+  const auto row = GaussianRow(131072, 3);
+  std::vector<uint64_t> histogram(row.size(), 0);
+  ASSERT_TRUE((*plugin)->CountDraws(row, Params(1.0, -1, 1.0, 0.0, 7, 5), 1000, histogram, nullptr).ok());
+  const std::string first = ReadFile(log);
+  ASSERT_EQ(first.rfind("pid ", 0), 0u) << first;
+  const std::string host_pid = first.substr(4, first.find(' ', 4) - 4);
+  std::ifstream io("/proc/" + host_pid + "/io");
+  std::string key;
+  uint64_t value = 0, read_bytes = 0;
+  bool found = false;
+  while (io >> key >> value) {
+    if (key == "rchar:") found = true, read_bytes = value;
+  }
+  if (!found) GTEST_SKIP() << "/proc/" << host_pid << "/io is not readable here";
+  EXPECT_LT(read_bytes, uint64_t{64} << 20) << "the host read " << read_bytes << " bytes for 1000 draws";
 }
 
 // ---- Where the plugin host is found ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 // quotes). A request the host cannot parse is a bug of samplecheck: a message on stderr, exit 2. Not meant to be
 // run by hand.
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -199,6 +200,10 @@ void TakeProtocolFds() {
 
 int Serve(const char* library, const char* config) {
   TakeProtocolFds();
+  // The host allocates the same large buffers request after request (a SAMPLE's logits, the rows the default
+  // CountDraws replicates: up to 256 MiB): kept in the heap, not mapped and faulted in afresh each time.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const auto hello = ReadFrame();
   if (!hello) return 0;  // samplecheck went away before the handshake
   {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "default_count.h"
 #include "process_sampler_child.h"
 #include "process_sampler_internal.h"
 #include "process_protocol.h"
@@ -203,7 +204,13 @@ class ProcessSampler final : public Sampler {
 
   Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                     std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
-    if (!(capabilities_ & kCapCount)) return Sampler::CountDraws(row, params, draws, histogram, invalid_draws);
+    const bool native = (capabilities_ & kCapCount) != 0;
+    if (!native && !identity_.plugin_host) return Sampler::CountDraws(row, params, draws, histogram, invalid_draws);
+    // The plugin host answers COUNT for every plugin: one without count_draws draws through sample there, in the
+    // batches of the default CountDraws, so only the row and the histogram cross the pipe (not the row once per
+    // draw), and the plugin gets the sample calls it gets in process. Requests of 16 such batches (or fewer).
+    const uint64_t per_request =
+        native ? Limits().draws : std::min(Limits().draws, 16 * DefaultCountBatchRows(row.size()));
     if (row.empty() || histogram.size() != row.size()) {
       return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
                              std::to_string(row.size()) + " tokens (at least 1)");
@@ -211,7 +218,7 @@ class ProcessSampler final : public Sampler {
     std::vector<uint64_t> counted(row.size(), 0);
     uint64_t invalid = 0;
     for (uint64_t done = 0; done < draws;) {
-      const uint64_t n = std::min(Limits().draws, draws - done);
+      const uint64_t n = std::min(per_request, draws - done);
       SamplingParams chunk = params;
       chunk.offset = params.offset + done;
       Writer req(kCount);
