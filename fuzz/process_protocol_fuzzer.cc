@@ -10,8 +10,8 @@
 //
 // Invariants (docs/fuzzing.md):
 //   errors     every failure is a typed error (kPlugin for a broken protocol; kInvalidArgument, kUnsupported,
-//              kInvalidRow for a well-formed ERROR answer) with a non-empty message; after a failure, the next call
-//              gives a value or a typed error again.
+//              kInvalidRow for a well-formed ERROR answer, to the HELLO too) with a non-empty message; after a
+//              failure, the next call gives a value or a typed error again.
 //   Sample     ok => every token in [-1, vocab).
 //   PROCESSED  ok => vocab entries, each finite and >= 0, summing to 1 within 1e-3.
 //   COUNT      ok => the histogram grew by exactly the draws asked for minus the invalid ones (no 2^64 wrap), no
@@ -215,8 +215,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string command = "exec 3<&0; sleep 2 <&3 3<&- >/dev/null 2>&1 & exec 3<&-; cat '" + ScriptPath() + "'";
   auto made = harness::MakeProcessSampler(command, options);
   if (!made.ok()) {
+    // kPlugin, or the code of an ERROR in answer to the HELLO (a client that cannot serve).
     CheckError(made.error(), "handshake");
-    FUZZ_CHECK(made.error().code == ErrorCode::kPlugin, "handshake failed with %s", made.error().ToString().c_str());
     return 0;
   }
   harness::Sampler& sampler = **made;

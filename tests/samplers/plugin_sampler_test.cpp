@@ -1,5 +1,7 @@
 // The plugin boundary: the example plugin (a standalone vllm sampler) reproduces the exact sampler's draws through
-// the C ABI, and every way a plugin can break the ABI is an error value, never a crash.
+// the C ABI, and every way a plugin can break the ABI is an error value, never a crash. Every test runs twice: in
+// process (`plugin-inproc:`, MakePluginSampler) and isolated in the plugin host (`plugin:`,
+// MakeIsolatedPluginSampler), which must give the same names, capabilities, tokens, codes and messages.
 #include "samplecheck/samplers/plugin_sampler.h"
 
 #include <gtest/gtest.h>
@@ -16,23 +18,37 @@ using testing::Describe;
 using testing::GaussianRow;
 using testing::Params;
 
-std::unique_ptr<Sampler> LoadExample(const std::string& config = "") {
-  auto sampler = MakePluginSampler(SAMPLECHECK_EXAMPLE_PLUGIN, config);
-  EXPECT_TRUE(sampler.ok()) << sampler.error().ToString();
-  return sampler.ok() ? std::move(sampler).value() : nullptr;
-}
+enum class Mode { kInProcess, kIsolated };
 
-std::unique_ptr<Sampler> LoadContractBreaking(const std::string& mode) {
-  auto sampler = MakePluginSampler(SAMPLECHECK_CONTRACT_BREAKING_PLUGIN, mode);
-  EXPECT_TRUE(sampler.ok()) << sampler.error().ToString();
-  return sampler.ok() ? std::move(sampler).value() : nullptr;
-}
+class PluginSampler : public ::testing::TestWithParam<Mode> {
+ protected:
+  static Result<std::unique_ptr<Sampler>> Make(const std::string& path, const std::string& config) {
+    return GetParam() == Mode::kInProcess ? MakePluginSampler(path, config) : MakeIsolatedPluginSampler(path, config);
+  }
 
-Error LoadError(const std::string& path, const std::string& config = "") {
-  auto sampler = MakePluginSampler(path, config);
-  EXPECT_FALSE(sampler.ok()) << path << " loaded";
-  return sampler.ok() ? Error{} : sampler.error();
-}
+  static std::unique_ptr<Sampler> LoadExample(const std::string& config = "") {
+    auto sampler = Make(SAMPLECHECK_EXAMPLE_PLUGIN, config);
+    EXPECT_TRUE(sampler.ok()) << sampler.error().ToString();
+    return sampler.ok() ? std::move(sampler).value() : nullptr;
+  }
+
+  static std::unique_ptr<Sampler> LoadContractBreaking(const std::string& mode) {
+    auto sampler = Make(SAMPLECHECK_CONTRACT_BREAKING_PLUGIN, mode);
+    EXPECT_TRUE(sampler.ok()) << sampler.error().ToString();
+    return sampler.ok() ? std::move(sampler).value() : nullptr;
+  }
+
+  static Error LoadError(const std::string& path, const std::string& config = "") {
+    auto sampler = Make(path, config);
+    EXPECT_FALSE(sampler.ok()) << path << " loaded";
+    return sampler.ok() ? Error{} : sampler.error();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Modes, PluginSampler, ::testing::Values(Mode::kInProcess, Mode::kIsolated),
+                         [](const ::testing::TestParamInfo<Mode>& mode) {
+                           return mode.param == Mode::kInProcess ? "InProcess" : "Isolated";
+                         });
 
 // One batch: the grid's rows, GaussianRow(vocab, r), seed 100 + r, offset 7 * r.
 struct Batch {
@@ -53,7 +69,7 @@ Batch GridBatch(int64_t vocab) {
   return batch;
 }
 
-TEST(PluginSampler, ExamplePluginLoadsWithItsNameProfileAndCapabilities) {
+TEST_P(PluginSampler, ExamplePluginLoadsWithItsNameProfileAndCapabilities) {
   auto plugin = LoadExample();
   ASSERT_TRUE(plugin);
   EXPECT_EQ(plugin->Name(), "plugin:exact-vllm");
@@ -65,7 +81,7 @@ TEST(PluginSampler, ExamplePluginLoadsWithItsNameProfileAndCapabilities) {
 }
 
 // Same Philox uniform, same inverse CDF: the example plugin draws the exact sampler's tokens.
-TEST(PluginSampler, ExamplePluginDrawsTheExactSamplersTokens) {
+TEST_P(PluginSampler, ExamplePluginDrawsTheExactSamplersTokens) {
   auto plugin = LoadExample();
   auto exact = MakeExactSampler("vllm");
   ASSERT_TRUE(plugin && exact.ok());
@@ -84,7 +100,7 @@ TEST(PluginSampler, ExamplePluginDrawsTheExactSamplersTokens) {
   }
 }
 
-TEST(PluginSampler, ExamplePluginProcessedDistributionMatchesReference) {
+TEST_P(PluginSampler, ExamplePluginProcessedDistributionMatchesReference) {
   auto plugin = LoadExample();
   auto exact = MakeExactSampler("vllm");
   ASSERT_TRUE(plugin && exact.ok());
@@ -99,7 +115,7 @@ TEST(PluginSampler, ExamplePluginProcessedDistributionMatchesReference) {
   }
 }
 
-TEST(PluginSampler, ExamplePluginCountDrawsMatchesExactSampler) {
+TEST_P(PluginSampler, ExamplePluginCountDrawsMatchesExactSampler) {
   auto plugin = LoadExample();
   auto exact = MakeExactSampler("vllm");
   ASSERT_TRUE(plugin && exact.ok());
@@ -114,7 +130,7 @@ TEST(PluginSampler, ExamplePluginCountDrawsMatchesExactSampler) {
 }
 
 // The V4-style case: min-p and top-k remove mass, so top-p on the full softmax keeps a different set.
-TEST(PluginSampler, NoRenormVariantHasADifferentProcessedDistribution) {
+TEST_P(PluginSampler, NoRenormVariantHasADifferentProcessedDistribution) {
   auto buggy = LoadExample("bug=no-renorm");
   auto exact = MakeExactSampler("vllm");
   ASSERT_TRUE(buggy && exact.ok());
@@ -128,7 +144,7 @@ TEST(PluginSampler, NoRenormVariantHasADifferentProcessedDistribution) {
   EXPECT_GT(tv, 0.05) << "bug=no-renorm should keep a different top-p set for " << Describe(params);
 }
 
-TEST(PluginSampler, InvalidRowsGetInvalidToken) {
+TEST_P(PluginSampler, InvalidRowsGetInvalidToken) {
   auto plugin = LoadExample();
   ASSERT_TRUE(plugin);
   std::vector<float> logits = {0.0f, std::nanf(""), testing::kNegInf, testing::kNegInf};
@@ -140,7 +156,7 @@ TEST(PluginSampler, InvalidRowsGetInvalidToken) {
   EXPECT_EQ(plugin->ProcessedDistribution({logits.data(), 2}, params[0]).error().code, ErrorCode::kInvalidRow);
 }
 
-TEST(PluginSampler, InvalidParamsAreInvalidArgumentWithThePluginsMessage) {
+TEST_P(PluginSampler, InvalidParamsAreInvalidArgumentWithThePluginsMessage) {
   auto plugin = LoadExample();
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -152,7 +168,7 @@ TEST(PluginSampler, InvalidParamsAreInvalidArgumentWithThePluginsMessage) {
   EXPECT_NE(st.error().message.find("temperature = 3 is outside [0, 2]"), std::string::npos) << st.error().message;
 }
 
-TEST(PluginSampler, OutOfRangeTokenIsAFailingSamplerNotACrash) {
+TEST_P(PluginSampler, OutOfRangeTokenIsAFailingSamplerNotACrash) {
   auto plugin = LoadExample("bug=out-of-range");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -169,7 +185,7 @@ TEST(PluginSampler, OutOfRangeTokenIsAFailingSamplerNotACrash) {
   EXPECT_EQ(invalid, 100u);
 }
 
-TEST(PluginSampler, NegativeTokenOtherThanInvalidIsPluginError) {
+TEST_P(PluginSampler, NegativeTokenOtherThanInvalidIsPluginError) {
   auto plugin = LoadContractBreaking("negative-token");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -178,10 +194,29 @@ TEST(PluginSampler, NegativeTokenOtherThanInvalidIsPluginError) {
   Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
-  EXPECT_NE(st.error().message.find("token -7"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("token -7 for row 0; a token must be in [-1, 10)"), std::string::npos)
+      << st.error().message;
+  EXPECT_NE(st.error().message.find("-1 marks a row that cannot be sampled"), std::string::npos) << st.error().message;
 }
 
-TEST(PluginSampler, ReportedErrorIsPluginErrorWithItsMessage) {
+// INT32_MIN is the value the harness pre-fills: the message says what the slot holds, both ways it can get there,
+// and what is allowed (it used to say only "left the token unwritten").
+TEST_P(PluginSampler, IntMinTokenIsNamedWithWhatIsAllowed) {
+  auto plugin = LoadContractBreaking("int-min-token");
+  ASSERT_TRUE(plugin);
+  const auto row = GaussianRow(10, 1);
+  std::vector<SamplingParams> params(1);
+  std::vector<int32_t> tokens(1);
+  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
+  for (const char* part : {"-2147483648 (INT32_MIN)", "returned INT32_MIN or left the token unwritten",
+                           "a token must be in [-1, 10)", "-1 marks a row that cannot be sampled"}) {
+    EXPECT_NE(st.error().message.find(part), std::string::npos) << "'" << part << "' missing: " << st.error().message;
+  }
+}
+
+TEST_P(PluginSampler, ReportedErrorIsPluginErrorWithItsMessage) {
   auto plugin = LoadExample("bug=error");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -195,7 +230,7 @@ TEST(PluginSampler, ReportedErrorIsPluginErrorWithItsMessage) {
   EXPECT_EQ(plugin->CountDraws(row, params[0], 10, histogram, nullptr).error().code, ErrorCode::kPlugin);
 }
 
-TEST(PluginSampler, HistogramThatDoesNotAddUpIsPluginError) {
+TEST_P(PluginSampler, HistogramThatDoesNotAddUpIsPluginError) {
   auto plugin = LoadExample("bug=miscount");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -208,8 +243,8 @@ TEST(PluginSampler, HistogramThatDoesNotAddUpIsPluginError) {
   EXPECT_EQ(std::accumulate(histogram.begin(), histogram.end(), uint64_t{0}), 0u) << "a bad count was added";
 }
 
-TEST(PluginSampler, HistogramThatAddsUpOnlyModulo2To64IsPluginError) {
-  auto plugin = MakePluginSampler(SAMPLECHECK_WRAPPING_COUNT_PLUGIN, "");
+TEST_P(PluginSampler, HistogramThatAddsUpOnlyModulo2To64IsPluginError) {
+  auto plugin = Make(SAMPLECHECK_WRAPPING_COUNT_PLUGIN, "");
   ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
   const auto row = GaussianRow(10, 1);
   std::vector<uint64_t> histogram(10, 0);
@@ -221,7 +256,7 @@ TEST(PluginSampler, HistogramThatAddsUpOnlyModulo2To64IsPluginError) {
   EXPECT_EQ(histogram, std::vector<uint64_t>(10, 0)) << "a bad count was added";
 }
 
-TEST(PluginSampler, UnwrittenTokensArePluginError) {
+TEST_P(PluginSampler, UnwrittenTokensArePluginError) {
   auto plugin = LoadContractBreaking("unwritten");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -233,7 +268,7 @@ TEST(PluginSampler, UnwrittenTokensArePluginError) {
   EXPECT_NE(st.error().message.find("unwritten"), std::string::npos) << st.error().message;
 }
 
-TEST(PluginSampler, UnknownReturnCodeIsPluginError) {
+TEST_P(PluginSampler, UnknownReturnCodeIsPluginError) {
   auto plugin = LoadContractBreaking("bad-code");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -245,7 +280,7 @@ TEST(PluginSampler, UnknownReturnCodeIsPluginError) {
   EXPECT_NE(st.error().message.find("returned 42"), std::string::npos) << st.error().message;
 }
 
-TEST(PluginSampler, UnsupportedIsUnsupported) {
+TEST_P(PluginSampler, UnsupportedIsUnsupported) {
   auto plugin = LoadContractBreaking("unsupported");
   ASSERT_TRUE(plugin);
   const auto row = GaussianRow(10, 1);
@@ -256,7 +291,7 @@ TEST(PluginSampler, UnsupportedIsUnsupported) {
   EXPECT_NE(st.error().message.find("vocab 10 is too large"), std::string::npos) << st.error().message;
 }
 
-TEST(PluginSampler, DistributionThatIsNotADistributionIsPluginError) {
+TEST_P(PluginSampler, DistributionThatIsNotADistributionIsPluginError) {
   const auto row = GaussianRow(10, 1);
   for (const char* mode : {"bad-distribution", "unnormalized"}) {
     auto plugin = LoadContractBreaking(mode);
@@ -267,7 +302,7 @@ TEST(PluginSampler, DistributionThatIsNotADistributionIsPluginError) {
   }
 }
 
-TEST(PluginSampler, WithoutNativeCountDrawsTheDefaultLoopsOverSample) {
+TEST_P(PluginSampler, WithoutNativeCountDrawsTheDefaultLoopsOverSample) {
   auto plugin = LoadContractBreaking("zero");  // every row gets token 0; no count_draws export
   ASSERT_TRUE(plugin);
   EXPECT_FALSE(plugin->GetCapabilities().count_draws);
@@ -278,33 +313,33 @@ TEST(PluginSampler, WithoutNativeCountDrawsTheDefaultLoopsOverSample) {
   EXPECT_EQ(histogram[0], 5000u);
 }
 
-TEST(PluginSampler, MissingFileIsPluginErrorNamingThePath) {
+TEST_P(PluginSampler, MissingFileIsPluginErrorNamingThePath) {
   const Error error = LoadError("/nonexistent/libnothing.so");
   EXPECT_EQ(error.code, ErrorCode::kPlugin);
   EXPECT_NE(error.message.find("cannot load plugin /nonexistent/libnothing.so"), std::string::npos)
       << error.message;
 }
 
-TEST(PluginSampler, LibraryThatIsNotAPluginIsPluginError) {
+TEST_P(PluginSampler, LibraryThatIsNotAPluginIsPluginError) {
   const Error error = LoadError("libm.so.6");
   EXPECT_EQ(error.code, ErrorCode::kPlugin);
   EXPECT_NE(error.message.find("samplecheck_plugin_abi_version"), std::string::npos) << error.message;
 }
 
-TEST(PluginSampler, MissingRequiredSymbolIsPluginErrorNamingIt) {
+TEST_P(PluginSampler, MissingRequiredSymbolIsPluginErrorNamingIt) {
   const Error error = LoadError(SAMPLECHECK_MISSING_SYMBOL_PLUGIN);
   EXPECT_EQ(error.code, ErrorCode::kPlugin);
   EXPECT_NE(error.message.find("samplecheck_plugin_sample"), std::string::npos) << error.message;
 }
 
-TEST(PluginSampler, WrongAbiVersionIsPluginErrorNamingBothVersions) {
+TEST_P(PluginSampler, WrongAbiVersionIsPluginErrorNamingBothVersions) {
   const Error error = LoadError(SAMPLECHECK_WRONG_ABI_PLUGIN);
   EXPECT_EQ(error.code, ErrorCode::kPlugin);
   EXPECT_NE(error.message.find("version 999"), std::string::npos) << error.message;
   EXPECT_NE(error.message.find("speaks 1"), std::string::npos) << error.message;
 }
 
-TEST(PluginSampler, RefusedConfigIsPluginErrorWithThePluginsMessage) {
+TEST_P(PluginSampler, RefusedConfigIsPluginErrorWithThePluginsMessage) {
   const Error error = LoadError(SAMPLECHECK_EXAMPLE_PLUGIN, "bug=nonsense");
   EXPECT_EQ(error.code, ErrorCode::kPlugin);
   EXPECT_NE(error.message.find("unknown config item 'bug=nonsense'"), std::string::npos) << error.message;

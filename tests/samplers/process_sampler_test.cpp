@@ -9,11 +9,15 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "harness_test_rows.h"
 #include "samplecheck/samplers/exact_sampler.h"
+#include "samplecheck/samplers/sampler_registry.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -217,6 +221,91 @@ TEST(ProcessSampler, EchoIsAMalformedHello) {
   const Error error = StartError("cat");  // echoes the harness's own HELLO back: too short to be a client HELLO
   EXPECT_EQ(error.code, ErrorCode::kPlugin);
   EXPECT_NE(error.message.find("malformed HELLO"), std::string::npos) << error.message;
+}
+
+// A program that answers the HELLO with a frame of the right shape but another magic number: the message says so
+// plainly, with both numbers in hex and as their four bytes (it used to print one in decimal, one in hex).
+TEST(ProcessSampler, WrongMagicSaysTheProgramDoesNotSpeakTheProtocol) {
+  // length 24, HELLO, magic "HTTP", version 1, capabilities 0, name "", profile "" (octal escapes: POSIX printf)
+  const Error error = StartError(
+      "printf '\\030\\0\\0\\0\\001\\0\\0\\0HTTP\\001\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0'; sleep 30");
+  EXPECT_EQ(error.code, ErrorCode::kPlugin);
+  for (const char* part : {"does not speak the samplecheck process protocol", "0x50545448 (bytes 'HTTP')",
+                           "expected 0x4B484353 (bytes 'SCHK')"}) {
+    EXPECT_NE(error.message.find(part), std::string::npos) << "'" << part << "' missing: " << error.message;
+  }
+  EXPECT_EQ(error.message.find("1347703880"), std::string::npos) << "a decimal magic: " << error.message;
+}
+
+TEST(ProcessSampler, TextOnStdoutShowsTheBytesItSent) {
+  const Error error = StartError("echo 'Loading model weights...'; sleep 10");
+  EXPECT_EQ(error.code, ErrorCode::kPlugin);
+  EXPECT_NE(error.message.find("(bytes 'Load')"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("does not speak the samplecheck process protocol"), std::string::npos)
+      << error.message;
+}
+
+// A client that cannot serve answers the HELLO with ERROR: the sampler is not made, with the client's code and words.
+TEST(ProcessSampler, ErrorInAnswerToHelloIsTheErrorOfItsCode) {
+  // length 23, ERROR, code 2 (unsupported), message "no GPU here" (11 bytes)
+  const Error error = StartError(
+      "printf '\\027\\0\\0\\0\\010\\0\\0\\0\\002\\0\\0\\0\\013\\0\\0\\0no GPU here'; sleep 30");
+  EXPECT_EQ(error.code, ErrorCode::kUnsupported) << error.ToString();
+  EXPECT_NE(error.message.find("cannot serve: no GPU here"), std::string::npos) << error.message;
+}
+
+// ---- SAMPLECHECK_PROCESS_TIMEOUT_S and the deadlines: strict, never a silent default ---------------------------
+
+class TimeoutVariable : public ::testing::Test {
+ protected:
+  void TearDown() override { unsetenv("SAMPLECHECK_PROCESS_TIMEOUT_S"); }
+};
+
+TEST_F(TimeoutVariable, BadValuesAreInvalidArgumentNamingTheVariableTheValueAndTheRange) {
+  for (const char* value : {"abc", "", "0", "-1", "inf", "nan", "1e20", "86400.5", " 5", "5 ", "5s", "0x10", "1e-400"}) {
+    ASSERT_EQ(setenv("SAMPLECHECK_PROCESS_TIMEOUT_S", value, 1), 0);
+    auto options = ProcessSamplerOptions::FromEnvironment();
+    ASSERT_FALSE(options.ok()) << "'" << value << "' was accepted";
+    EXPECT_EQ(options.error().code, ErrorCode::kInvalidArgument);
+    const std::string& message = options.error().message;
+    EXPECT_NE(message.find(std::string("SAMPLECHECK_PROCESS_TIMEOUT_S = '") + value + "'"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("(0, 86400]"), std::string::npos) << message;
+  }
+}
+
+TEST_F(TimeoutVariable, GoodValuesSetBothDeadlines) {
+  for (const auto& [value, seconds] : {std::pair{"2.5", 2.5}, std::pair{"86400", 86400.0}, std::pair{"1e-3", 1e-3}}) {
+    ASSERT_EQ(setenv("SAMPLECHECK_PROCESS_TIMEOUT_S", value, 1), 0);
+    auto options = ProcessSamplerOptions::FromEnvironment();
+    ASSERT_TRUE(options.ok()) << value << ": " << options.error().ToString();
+    EXPECT_EQ(options->handshake_timeout_s, seconds);
+    EXPECT_EQ(options->request_timeout_s, seconds);
+  }
+  unsetenv("SAMPLECHECK_PROCESS_TIMEOUT_S");
+  auto defaults = ProcessSamplerOptions::FromEnvironment();
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->handshake_timeout_s, 60.0);
+  EXPECT_EQ(defaults->request_timeout_s, 300.0);
+}
+
+TEST_F(TimeoutVariable, ABadValueFailsTheSamplerSpecBeforeAnythingStarts) {
+  ASSERT_EQ(setenv("SAMPLECHECK_PROCESS_TIMEOUT_S", "-1", 1), 0);
+  auto sampler = MakeSampler("process:cat", {});
+  ASSERT_FALSE(sampler.ok());
+  EXPECT_EQ(sampler.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(sampler.error().message.find("SAMPLECHECK_PROCESS_TIMEOUT_S = '-1'"), std::string::npos)
+      << sampler.error().message;
+}
+
+TEST(ProcessSampler, DeadlinesOutsideTheRangeAreInvalidArgument) {
+  for (double bad : {0.0, -1.0, 1e20, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    ProcessSamplerOptions options;
+    options.request_timeout_s = bad;
+    const Error error = StartError("cat", options);
+    EXPECT_EQ(error.code, ErrorCode::kInvalidArgument) << bad << ": " << error.ToString();
+    EXPECT_NE(error.message.find("request_timeout_s"), std::string::npos) << error.message;
+  }
 }
 
 TEST(ProcessSampler, SilentProcessTimesOutInTheHandshake) {

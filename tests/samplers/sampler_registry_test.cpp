@@ -15,13 +15,15 @@ Error SpecError(const std::string& spec, SamplerOptions options = {}) {
 TEST(SamplerRegistry, UnknownKindListsEveryKnownKind) {
   const Error error = SpecError("bogus:thing");
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
-  for (const char* word : {"bogus", "exact", "cuda", "mutant:<name>", "plugin:<path.so>[:config]", "process:<command>"}) {
+  for (const char* word : {"bogus", "exact", "cuda", "mutant:<name>", "plugin:<path.so>[:config]",
+                           "plugin-inproc:<path.so>[:config]", "process:<command>"}) {
     EXPECT_NE(error.message.find(word), std::string::npos) << "'" << word << "' missing from: " << error.message;
   }
 }
 
 TEST(SamplerRegistry, MalformedSpecsAreInvalidArgument) {
-  for (const char* spec : {"", "exact:", "cuda:", "mutant:", "plugin:", "plugin::cfg", "process:", "process:   "}) {
+  for (const char* spec : {"", "exact:", "cuda:", "mutant:", "plugin:", "plugin::cfg", "plugin-inproc:",
+                           "plugin-inproc::cfg", "process:", "process:   "}) {
     const Error error = SpecError(spec);
     EXPECT_EQ(error.code, ErrorCode::kInvalidArgument) << "spec '" << spec << "': " << error.ToString();
     EXPECT_NE(error.message.find("known kinds"), std::string::npos) << "spec '" << spec << "': " << error.message;
@@ -74,7 +76,7 @@ TEST(SamplerRegistry, CudaIsAvailableExactlyWhenBuilt) {
 
 TEST(SamplerRegistry, ListsEveryKindWithASummaryAndTheHelpNamesEveryUsage) {
   const auto& kinds = SamplerKinds();
-  ASSERT_EQ(kinds.size(), 5u);
+  ASSERT_EQ(kinds.size(), 6u);
   const std::string help = SamplerSpecHelp();
   for (const SamplerKind& kind : kinds) {
     EXPECT_FALSE(kind.summary.empty()) << kind.name;
@@ -85,19 +87,24 @@ TEST(SamplerRegistry, ListsEveryKindWithASummaryAndTheHelpNamesEveryUsage) {
   }
 }
 
+// Both plugin kinds split the spec the same way and give the same names.
 TEST(SamplerRegistry, PluginSpecSplitsPathAndConfig) {
-  auto plain = MakeSampler(std::string("plugin:") + SAMPLECHECK_EXAMPLE_PLUGIN, {});
-  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
-  EXPECT_EQ((*plain)->Name(), "plugin:exact-vllm");
-  auto configured = MakeSampler(std::string("plugin:") + SAMPLECHECK_EXAMPLE_PLUGIN + ":bug=no-renorm", {});
-  ASSERT_TRUE(configured.ok()) << configured.error().ToString();
-  EXPECT_EQ((*configured)->Name(), "plugin:exact-vllm:bug=no-renorm");
+  for (const std::string kind : {"plugin:", "plugin-inproc:"}) {
+    auto plain = MakeSampler(kind + SAMPLECHECK_EXAMPLE_PLUGIN, {});
+    ASSERT_TRUE(plain.ok()) << kind << ": " << plain.error().ToString();
+    EXPECT_EQ((*plain)->Name(), "plugin:exact-vllm") << kind;
+    auto configured = MakeSampler(kind + SAMPLECHECK_EXAMPLE_PLUGIN + ":bug=no-renorm", {});
+    ASSERT_TRUE(configured.ok()) << kind << ": " << configured.error().ToString();
+    EXPECT_EQ((*configured)->Name(), "plugin:exact-vllm:bug=no-renorm") << kind;
+  }
 }
 
 TEST(SamplerRegistry, PluginThatCannotLoadIsPluginError) {
-  const Error error = SpecError("plugin:/no/such/libplugin.so:cfg");
-  EXPECT_EQ(error.code, ErrorCode::kPlugin);
-  EXPECT_NE(error.message.find("/no/such/libplugin.so"), std::string::npos) << error.message;
+  for (const std::string kind : {"plugin:", "plugin-inproc:"}) {
+    const Error error = SpecError(kind + "/no/such/libplugin.so:cfg");
+    EXPECT_EQ(error.code, ErrorCode::kPlugin) << kind;
+    EXPECT_NE(error.message.find("cannot load plugin /no/such/libplugin.so"), std::string::npos) << error.message;
+  }
 }
 
 TEST(SamplerRegistry, ProcessThatIsNotASamplerIsPluginError) {

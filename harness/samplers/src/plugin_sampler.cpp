@@ -106,15 +106,17 @@ class PluginSampler final : public Sampler {
     if (rc != SAMPLECHECK_PLUGIN_OK) return CallError("sample", rc, err);
     for (size_t r = 0; r < tokens.size(); ++r) {
       const int32_t t = tokens[r];
+      if (t == kInvalidToken || (t >= 0 && t < batch.vocab)) continue;
+      const std::string allowed = "; a token must be in [-1, " + std::to_string(batch.vocab) +
+                                  ") (vocab " + std::to_string(batch.vocab) +
+                                  "; -1 marks a row that cannot be sampled)";
       if (t == kUnwritten) {
-        return PluginError(name_ + ": sample returned success but left the token of row " + std::to_string(r) +
-                           " unwritten");
+        return PluginError(name_ + ": sample returned success but the token of row " + std::to_string(r) +
+                           " is -2147483648 (INT32_MIN), the value the harness writes into every token slot "
+                           "before the call: the plugin returned INT32_MIN or left the token unwritten" + allowed);
       }
-      if (t != kInvalidToken && (t < 0 || t >= batch.vocab)) {
-        return PluginError(name_ + ": sample returned token " + std::to_string(t) + " for row " + std::to_string(r) +
-                           ", outside [0, " + std::to_string(batch.vocab) + ") (vocab " +
-                           std::to_string(batch.vocab) + "; -1 marks a row that cannot be sampled)");
-      }
+      return PluginError(name_ + ": sample returned token " + std::to_string(t) + " for row " + std::to_string(r) +
+                         allowed);
     }
     return Status::Ok();
   }

@@ -8,10 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "default_count.h"
 #include "process_sampler_child.h"
+#include "process_sampler_internal.h"
+#include "process_protocol.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -19,121 +23,62 @@ namespace {
 using process_internal::ChildProcess;
 using process_internal::Clock;
 using process_internal::Frame;
+using namespace protocol;
 
-// Protocol constants (docs/process-protocol.md).
-constexpr uint32_t kMagic = 0x4B484353;  // the bytes "SCHK"
-constexpr uint32_t kProtocolVersion = 1;
-enum MessageType : uint32_t {
-  kHello = 1,
-  kSample = 2,
-  kTokens = 3,
-  kProcessed = 4,
-  kDistribution = 5,
-  kCount = 6,
-  kHistogram = 7,
-  kError = 8,
-  kBye = 9,
+// Requests are chunked so one message stays small and one exchange stays short (docs/process-protocol.md).
+struct RequestLimits {
+  size_t logits_bytes;  // of one SAMPLE (at least one row)
+  uint64_t draws;       // of one COUNT
 };
-enum CapabilityBits : uint32_t { kCapProcessed = 1, kCapCount = 2, kCapNondeterministic = 4 };
-enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrFailed = 3, kErrInvalidRow = 4 };
+constexpr RequestLimits kProcessLimits{size_t{32} << 20, uint64_t{1} << 18};
+// The plugin host gets the calls an in-process plugin gets from a campaign: the draws of a campaign's CountDraws
+// call (2^22) and the batches of the default CountDraws (64 MiB) pass through whole, so that a plugin's calls, and
+// the messages of its contract breaks, are the same isolated and in process (and its per-call setup, such as
+// sorting the row, is paid as often).
+constexpr RequestLimits kPluginHostLimits{size_t{256} << 20, uint64_t{1} << 22};
 
-// Requests are chunked so one message stays small and one exchange stays short.
-constexpr size_t kMaxLogitsBytesPerRequest = size_t{32} << 20;
-constexpr uint64_t kDrawsPerCountRequest = uint64_t{1} << 18;
+// The deadlines a user may set, in seconds: (0, kMaxTimeoutSeconds].
+constexpr double kMaxTimeoutSeconds = 86400.0;
 
 Error PluginError(std::string message) { return {ErrorCode::kPlugin, std::move(message)}; }
 
-class Writer {
- public:
-  explicit Writer(uint32_t type) {
-    PutU32(0);  // length, patched by Finish
-    PutU32(type);
-  }
-  void PutU32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void PutU64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void PutF64(double v) { PutU64(std::bit_cast<uint64_t>(v)); }
-  void PutParams(const SamplingParams& p) {
-    PutF64(p.temperature);
-    PutU64(static_cast<uint64_t>(p.top_k));
-    PutF64(p.top_p);
-    PutF64(p.min_p);
-    PutU64(p.seed);
-    PutU64(p.offset);
-  }
-  void PutF32s(std::span<const float> values) {
-    const size_t at = bytes_.size();
-    bytes_.resize(at + 4 * values.size());
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(bytes_.data() + at, values.data(), 4 * values.size());
+// `text` as it can be quoted in a message: printable ASCII as is, every other byte as \xNN.
+std::string Printable(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7f) {
+      out.push_back(c);
     } else {
-      for (size_t i = 0; i < values.size(); ++i) {
-        const uint32_t v = std::bit_cast<uint32_t>(values[i]);
-        for (int b = 0; b < 4; ++b) bytes_[at + 4 * i + b] = static_cast<uint8_t>(v >> (8 * b));
-      }
+      out += "\\x";
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 15]);
     }
   }
-  std::vector<uint8_t> Finish() {
-    const uint32_t length = static_cast<uint32_t>(bytes_.size() - 4);
-    for (int i = 0; i < 4; ++i) bytes_[i] = static_cast<uint8_t>(length >> (8 * i));
-    return std::move(bytes_);
-  }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-// Bounds-checked reads of a payload; a short payload sets ok() false instead of reading past the end.
-class Reader {
- public:
-  explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
-  bool ok() const { return ok_; }
-  size_t left() const { return bytes_.size() - at_; }
-  uint32_t U32() { return static_cast<uint32_t>(Little(4)); }
-  uint64_t U64() { return Little(8); }
-  double F64() { return std::bit_cast<double>(Little(8)); }
-  int32_t I32() { return static_cast<int32_t>(static_cast<uint32_t>(Little(4))); }
-  std::string Str() {
-    const uint32_t n = U32();
-    if (!ok_ || n > left()) {
-      ok_ = false;
-      return {};
-    }
-    std::string s(reinterpret_cast<const char*>(bytes_.data() + at_), n);
-    at_ += n;
-    return s;
-  }
-
- private:
-  uint64_t Little(int n) {
-    if (left() < static_cast<size_t>(n)) {
-      ok_ = false;
-      at_ = bytes_.size();
-      return 0;
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= uint64_t(bytes_[at_ + i]) << (8 * i);
-    at_ += static_cast<size_t>(n);
-    return v;
-  }
-  const std::vector<uint8_t>& bytes_;
-  size_t at_ = 0;
-  bool ok_ = true;
-};
-
-std::string TypeName(uint32_t type) {
-  static const char* const kNames[] = {"?",         "HELLO",     "SAMPLE", "TOKENS", "PROCESSED",
-                                       "DISTRIBUTION", "COUNT", "HISTOGRAM", "ERROR", "BYE"};
-  return type < std::size(kNames) ? kNames[type] : "type " + std::to_string(type);
+  return out;
 }
+
+std::string Seconds(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
+// How a ProcessSampler names itself and quotes its client.
+struct Identity {
+  std::string label;         // errors of the transport and the protocol start with it
+  std::string fallback_name; // Name() when the client's HELLO names nothing
+  bool plugin_host = false;  // the client is samplecheck's plugin host: its HELLO name is the whole Name(), and its
+                             // ERROR messages already name the plugin (they are quoted as they are)
+  std::string library;       // the plugin host's library: after the handshake the label is "<Name()> (<library>,
+                             // isolated)"
+};
 
 class ProcessSampler final : public Sampler {
  public:
-  ProcessSampler(std::unique_ptr<ChildProcess> child, std::string command, ProcessSamplerOptions options)
-      : child_(std::move(child)), command_(std::move(command)), options_(options) {}
+  ProcessSampler(std::unique_ptr<ChildProcess> child, Identity identity, ProcessSamplerOptions options)
+      : child_(std::move(child)), identity_(std::move(identity)), options_(options) {}
 
   ~ProcessSampler() override {
     if (!broken_) child_->WriteBestEffort(Writer(kBye).Finish());
@@ -142,27 +87,40 @@ class ProcessSampler final : public Sampler {
   Status Handshake() {
     Writer hello(kHello);
     hello.PutU32(kMagic);
-    hello.PutU32(kProtocolVersion);
+    hello.PutU32(kVersion);
     auto frame = Exchange(hello.Finish(), options_.handshake_timeout_s, "waiting for its HELLO");
     if (!frame.ok()) return frame.status();
-    if (frame->type != kHello) return Broken("answered the HELLO with " + TypeName(frame->type) + ", not HELLO");
+    if (frame->type == kError) return Refused(*frame);
+    if (frame->type != kHello) {
+      return Broken("answered the HELLO with " + TypeName(frame->type) + ", not HELLO");
+    }
     Reader in(frame->payload);
     const uint32_t magic = in.U32();
+    if (in.ok() && magic != kMagic) {
+      return Stop(identity_.label + " does not speak the samplecheck process protocol: the magic number of its " +
+                  "HELLO is " + DescribeU32(magic) + ", expected " + DescribeU32(kMagic) +
+                  " (docs/process-protocol.md)");
+    }
     const uint32_t version = in.U32();
     capabilities_ = in.U32();
     name_ = in.Str();
     profile_ = in.Str();
-    if (!in.ok() || magic != kMagic) {
-      return Broken("sent a malformed HELLO (magic " + std::to_string(magic) + ", expected 0x4B484353 'SCHK')");
+    if (!in.ok()) {
+      return Broken("sent a malformed HELLO of " + std::to_string(frame->payload.size()) +
+                    " bytes, too short for magic, version, capabilities, name and profile");
     }
-    if (version != kProtocolVersion) {
+    if (version != kVersion) {
       return Broken("speaks protocol version " + std::to_string(version) + "; this samplecheck speaks " +
-                    std::to_string(kProtocolVersion));
+                    std::to_string(kVersion));
     }
+    if (identity_.plugin_host) identity_.label = Name() + " (" + identity_.library + ", isolated)";
     return Status::Ok();
   }
 
-  std::string Name() const override { return "process:" + (name_.empty() ? command_ : name_); }
+  std::string Name() const override {
+    if (identity_.plugin_host) return name_.empty() ? identity_.fallback_name : name_;
+    return "process:" + (name_.empty() ? identity_.fallback_name : name_);
+  }
 
   Capabilities GetCapabilities() const override {
     Capabilities caps;
@@ -176,7 +134,7 @@ class ProcessSampler final : public Sampler {
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
     if (Status st = CheckBatchShape(batch, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) return st;
     const int64_t rows_per_request = std::max<int64_t>(
-        1, static_cast<int64_t>(kMaxLogitsBytesPerRequest / (4 * static_cast<size_t>(batch.vocab))));
+        1, static_cast<int64_t>(Limits().logits_bytes / (4 * static_cast<size_t>(batch.vocab))));
     for (int64_t first = 0; first < batch.rows; first += rows_per_request) {
       const int64_t n = std::min(rows_per_request, batch.rows - first);
       Writer req(kSample);
@@ -198,8 +156,8 @@ class ProcessSampler final : public Sampler {
         const int32_t t = in.I32();
         if (t != kInvalidToken && (t < 0 || t >= batch.vocab)) {
           return PluginError(Name() + " returned token " + std::to_string(t) + " for row " + std::to_string(r) +
-                             ", outside [0, " + std::to_string(batch.vocab) + ") (-1 marks a row that cannot be " +
-                             "sampled)");
+                             "; a token must be in [-1, " + std::to_string(batch.vocab) + ") (vocab " +
+                             std::to_string(batch.vocab) + "; -1 marks a row that cannot be sampled)");
         }
         tokens[static_cast<size_t>(r)] = t;
       }
@@ -246,7 +204,13 @@ class ProcessSampler final : public Sampler {
 
   Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                     std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
-    if (!(capabilities_ & kCapCount)) return Sampler::CountDraws(row, params, draws, histogram, invalid_draws);
+    const bool native = (capabilities_ & kCapCount) != 0;
+    if (!native && !identity_.plugin_host) return Sampler::CountDraws(row, params, draws, histogram, invalid_draws);
+    // The plugin host answers COUNT for every plugin: one without count_draws draws through sample there, in the
+    // batches of the default CountDraws, so only the row and the histogram cross the pipe (not the row once per
+    // draw), and the plugin gets the sample calls it gets in process. Requests of 16 such batches (or fewer).
+    const uint64_t per_request =
+        native ? Limits().draws : std::min(Limits().draws, 16 * DefaultCountBatchRows(row.size()));
     if (row.empty() || histogram.size() != row.size()) {
       return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
                              std::to_string(row.size()) + " tokens (at least 1)");
@@ -254,7 +218,7 @@ class ProcessSampler final : public Sampler {
     std::vector<uint64_t> counted(row.size(), 0);
     uint64_t invalid = 0;
     for (uint64_t done = 0; done < draws;) {
-      const uint64_t n = std::min(kDrawsPerCountRequest, draws - done);
+      const uint64_t n = std::min(per_request, draws - done);
       SamplingParams chunk = params;
       chunk.offset = params.offset + done;
       Writer req(kCount);
@@ -299,25 +263,32 @@ class ProcessSampler final : public Sampler {
   }
 
  private:
+  const RequestLimits& Limits() const { return identity_.plugin_host ? kPluginHostLimits : kProcessLimits; }
+
   Result<Frame> Exchange(const std::vector<uint8_t>& request, double timeout_s, const char* what) {
     if (broken_) return *broken_;
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(timeout_s));
-    auto frame = child_->Exchange(request, deadline, what);
+    auto frame = child_->Exchange(request, deadline, timeout_s, what);
     if (!frame.ok()) {
-      broken_ = Error{ErrorCode::kPlugin, Label() + ": " + frame.error().message};
+      broken_ = Error{ErrorCode::kPlugin, identity_.label + ": " + frame.error().message};
       return *broken_;
     }
     return frame;
   }
 
-  // A protocol violation: the stream can no longer be trusted, so the process is stopped for good.
-  Status Broken(const std::string& reason) {
+  // The client can no longer be trusted: the process is stopped for good, and this error is every later call's.
+  Status Stop(std::string message) {
     child_->Kill();
-    broken_ = PluginError(Label() + " broke the protocol: it " + reason + " (docs/process-protocol.md)");
+    broken_ = PluginError(std::move(message));
     const std::string tail = child_->StderrTail();
     if (!tail.empty()) broken_->message += "; its stderr ends with:\n" + tail;
     return *broken_;
+  }
+
+  // A protocol violation.
+  Status Broken(const std::string& reason) {
+    return Stop(identity_.label + " broke the protocol: it " + reason + " (docs/process-protocol.md)");
   }
 
   // A well-formed ERROR answer: this call fails, the process stays usable.
@@ -326,19 +297,31 @@ class ProcessSampler final : public Sampler {
     const uint32_t code = in.U32();
     const std::string message = in.Str();
     if (!in.ok()) return Broken(std::string("sent a malformed ERROR for ") + request);
-    const std::string text = Name() + ": " + request + " failed: " + message;
+    return ErrorOfCode(code, identity_.plugin_host ? message : Name() + ": " + request + " failed: " + message);
+  }
+
+  // ERROR in answer to HELLO: the client cannot serve (a plugin that does not load, a missing dependency). The
+  // sampler is not made; the process is stopped.
+  Status Refused(const Frame& frame) {
+    Reader in(frame.payload);
+    const uint32_t code = in.U32();
+    const std::string message = in.Str();
+    if (!in.ok()) return Broken("sent a malformed ERROR in answer to HELLO");
+    child_->Kill();
+    return ErrorOfCode(code, identity_.plugin_host ? message : identity_.label + " cannot serve: " + message);
+  }
+
+  static Error ErrorOfCode(uint32_t code, std::string text) {
     switch (code) {
-      case kErrInvalidArgument: return InvalidArgument(text);
-      case kErrUnsupported: return Unsupported(text);
-      case kErrInvalidRow: return Error{ErrorCode::kInvalidRow, text};
-      default: return PluginError(text);
+      case kErrInvalidArgument: return InvalidArgument(std::move(text));
+      case kErrUnsupported: return Unsupported(std::move(text));
+      case kErrInvalidRow: return Error{ErrorCode::kInvalidRow, std::move(text)};
+      default: return PluginError(std::move(text));
     }
   }
 
-  std::string Label() const { return "process sampler '" + command_ + "'"; }
-
   std::unique_ptr<ChildProcess> child_;
-  std::string command_;
+  Identity identity_;
   ProcessSamplerOptions options_;
   uint32_t capabilities_ = 0;
   std::string name_;
@@ -346,17 +329,45 @@ class ProcessSampler final : public Sampler {
   std::optional<Error> broken_;
 };
 
+// A deadline of the options: in (0, 86400] seconds.
+Status CheckTimeout(const char* field, double seconds) {
+  if (seconds > 0 && seconds <= kMaxTimeoutSeconds) return Status::Ok();
+  return InvalidArgument(std::string("process sampler option ") + field + " = " + Seconds(seconds) +
+                         " is outside (0, 86400] seconds");
+}
+
+Result<std::unique_ptr<Sampler>> Start(Result<std::unique_ptr<ChildProcess>> child, Identity identity,
+                                       const ProcessSamplerOptions& options) {
+  if (!child.ok()) return Error{child.error().code, identity.label + ": " + child.error().message};
+  auto sampler = std::make_unique<ProcessSampler>(std::move(child).value(), std::move(identity), options);
+  if (Status st = sampler->Handshake(); !st.ok()) return st.error();
+  return std::unique_ptr<Sampler>(std::move(sampler));
+}
+
 }  // namespace
 
-ProcessSamplerOptions ProcessSamplerOptions::FromEnvironment() {
+Result<double> process_internal::ParseTimeoutSeconds(std::string_view variable, std::string_view text) {
+  const std::string value(text);
+  const std::string quoted = std::string(variable) + " = '" + Printable(text) + "'";
+  const bool decimal = !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  char* end = nullptr;
+  const double seconds = decimal ? std::strtod(value.c_str(), &end) : 0.0;
+  if (!decimal || end != value.c_str() + value.size()) {
+    return InvalidArgument(quoted + " is not a number of seconds; allowed: a decimal number in (0, 86400]");
+  }
+  if (!(seconds > 0 && seconds <= kMaxTimeoutSeconds)) {
+    return InvalidArgument(quoted + " is outside the allowed (0, 86400] seconds");
+  }
+  return seconds;
+}
+
+Result<ProcessSamplerOptions> ProcessSamplerOptions::FromEnvironment() {
   ProcessSamplerOptions options;
-  if (const char* env = std::getenv("SAMPLECHECK_PROCESS_TIMEOUT_S")) {
-    char* end = nullptr;
-    const double seconds = std::strtod(env, &end);
-    if (end != env && *end == '\0' && seconds > 0 && std::isfinite(seconds)) {
-      options.handshake_timeout_s = seconds;
-      options.request_timeout_s = seconds;
-    }
+  if (const char* env = std::getenv(kProcessTimeoutEnv)) {
+    auto seconds = process_internal::ParseTimeoutSeconds(kProcessTimeoutEnv, env);
+    if (!seconds.ok()) return seconds.error();
+    options.handshake_timeout_s = *seconds;
+    options.request_timeout_s = *seconds;
   }
   return options;
 }
@@ -365,11 +376,28 @@ Result<std::unique_ptr<Sampler>> MakeProcessSampler(std::string_view command, co
   if (command.find_first_not_of(" \t") == std::string_view::npos) {
     return InvalidArgument("process spec has an empty command (process:<command>)");
   }
-  auto child = ChildProcess::Spawn(std::string(command));
-  if (!child.ok()) return child.error();
-  auto sampler = std::make_unique<ProcessSampler>(std::move(child).value(), std::string(command), options);
-  if (Status st = sampler->Handshake(); !st.ok()) return st.error();
-  return std::unique_ptr<Sampler>(std::move(sampler));
+  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
+  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
+  Identity identity;
+  identity.label = "process sampler '" + std::string(command) + "'";
+  identity.fallback_name = std::string(command);
+  return Start(ChildProcess::Spawn(std::string(command)), std::move(identity), options);
 }
 
+namespace process_internal {
+
+Result<std::unique_ptr<Sampler>> MakePluginHostSampler(const std::vector<std::string>& argv,
+                                                       const std::string& library, std::string fallback_name,
+                                                       const ProcessSamplerOptions& options) {
+  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
+  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
+  Identity identity;
+  identity.label = "plugin " + library + " (isolated)";
+  identity.library = library;
+  identity.fallback_name = std::move(fallback_name);
+  identity.plugin_host = true;
+  return Start(ChildProcess::SpawnProgram(argv, "plugin host process"), std::move(identity), options);
+}
+
+}  // namespace process_internal
 }  // namespace samplecheck::harness

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "default_count.h"
+
 namespace samplecheck::harness {
 
 Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots, int64_t min_vocab) {
@@ -54,11 +56,8 @@ Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& par
   }
   // Replicate the row into a batch (row_stride 0 would alias; the batch is explicit so samplers that assume
   // distinct rows stay correct) and draw in chunks.
-  // At most 4096 rows and at most 64 MiB of replicated logits per chunk (a 1e6-token row is 4 MB).
-  constexpr uint64_t kMaxRows = 4096;
-  constexpr uint64_t kMaxBytes = 64ull << 20;
-  const uint64_t rows_by_memory = std::max<uint64_t>(1, kMaxBytes / (sizeof(float) * std::max<size_t>(row.size(), 1)));
-  const uint64_t rows = std::min({kMaxRows, rows_by_memory, std::max<uint64_t>(draws, 1)});
+  // At most 4096 rows and at most 64 MiB of replicated logits per chunk (a 1e6-token row is 4 MB): default_count.h.
+  const uint64_t rows = std::min(DefaultCountBatchRows(row.size()), std::max<uint64_t>(draws, 1));
   std::vector<float> replicated(rows * row.size());
   for (uint64_t r = 0; r < rows; ++r) std::copy(row.begin(), row.end(), replicated.begin() + r * row.size());
   std::vector<SamplingParams> batch_params(rows, params);

@@ -4,14 +4,16 @@
 //                                              `--sampler exact:hf --profile vllm` checks the hf sampler against
 //                                              vllm semantics
 //   mutant ":" name
-//   plugin ":" path [":" config]               the path ends at the next ':' (config is everything after it)
-//                                              unless the whole rest names an existing file
+//   plugin ":" path [":" config]               isolated in the plugin host; the path ends at the next ':' (config
+//                                              is everything after it) unless the whole rest names an existing file
+//   plugin-inproc ":" path [":" config]        the same, loaded into this process
 //   process ":" command
 #include "samplecheck/samplers/sampler_registry.h"
 
 #include <sys/stat.h>
 
 #include <string>
+#include <utility>
 
 #include "samplecheck/samplers/exact_sampler.h"
 #include "samplecheck/samplers/mutants.h"
@@ -71,9 +73,11 @@ Result<std::unique_ptr<Sampler>> MakeMutant(const SamplerSpec& spec, const Sampl
   return MakeMutantSampler(spec.arg, options);
 }
 
-Result<std::unique_ptr<Sampler>> MakePlugin(const SamplerSpec& spec, const SamplerOptions&) {
+// plugin:<path>[:config] and plugin-inproc:<path>[:config]: the library path and the config.
+Result<std::pair<std::string, std::string>> PluginPathAndConfig(const SamplerSpec& spec) {
   const std::string_view arg = spec.arg;
-  if (arg.empty()) return MalformedSamplerSpec(spec.text, "a plugin needs a library path (plugin:<path.so>[:config])");
+  const std::string needs = "a plugin needs a library path (" + std::string(spec.kind) + ":<path.so>[:config])";
+  if (arg.empty()) return MalformedSamplerSpec(spec.text, needs);
   std::string path(arg);
   std::string config;
   const size_t split = arg.find(':');
@@ -81,15 +85,31 @@ Result<std::unique_ptr<Sampler>> MakePlugin(const SamplerSpec& spec, const Sampl
     path = std::string(arg.substr(0, split));
     config = std::string(arg.substr(split + 1));
   }
-  if (path.empty()) return MalformedSamplerSpec(spec.text, "a plugin needs a library path (plugin:<path.so>[:config])");
-  return MakePluginSampler(path, config);
+  if (path.empty()) return MalformedSamplerSpec(spec.text, needs);
+  return std::pair{std::move(path), std::move(config)};
+}
+
+Result<std::unique_ptr<Sampler>> MakePlugin(const SamplerSpec& spec, const SamplerOptions&) {
+  auto plugin = PluginPathAndConfig(spec);
+  if (!plugin.ok()) return plugin.error();
+  auto options = ProcessSamplerOptions::FromEnvironment();
+  if (!options.ok()) return options.error();
+  return MakeIsolatedPluginSampler(plugin->first, plugin->second, *options);
+}
+
+Result<std::unique_ptr<Sampler>> MakePluginInProcess(const SamplerSpec& spec, const SamplerOptions&) {
+  auto plugin = PluginPathAndConfig(spec);
+  if (!plugin.ok()) return plugin.error();
+  return MakePluginSampler(plugin->first, plugin->second);
 }
 
 Result<std::unique_ptr<Sampler>> MakeProcess(const SamplerSpec& spec, const SamplerOptions&) {
   if (spec.arg.find_first_not_of(" \t") == std::string_view::npos) {
     return MalformedSamplerSpec(spec.text, "a process needs a command (process:<command>)");
   }
-  return MakeProcessSampler(spec.arg, ProcessSamplerOptions::FromEnvironment());
+  auto options = ProcessSamplerOptions::FromEnvironment();
+  if (!options.ok()) return options.error();
+  return MakeProcessSampler(spec.arg, *options);
 }
 
 }  // namespace
@@ -102,8 +122,13 @@ const std::vector<SamplerKind>& SamplerKinds() {
        kHaveCuda ? "samplecheck's CUDA kernels (needs a GPU at run time)" : "samplecheck's CUDA kernels (not built in)",
        kHaveCuda, MakeCuda},
       {"mutant", "mutant:<name>", "the correct sampler plus one injected fault (the mutant zoo)", true, MakeMutant},
-      {"plugin", "plugin:<path.so>[:config]", "a shared library speaking the C ABI of docs/plugin-abi.md", true,
-       MakePlugin},
+      {"plugin", "plugin:<path.so>[:config]",
+       "a shared library speaking the C ABI of docs/plugin-abi.md, run in a child process "
+       "(samplecheck-plugin-host): its crash, exit or hang fails the case",
+       true, MakePlugin},
+      {"plugin-inproc", "plugin-inproc:<path.so>[:config]",
+       "the same, loaded into samplecheck itself: faster, but its crash, exit or hang is samplecheck's", true,
+       MakePluginInProcess},
       {"process", "process:<command>", "an external program speaking docs/process-protocol.md on stdin/stdout", true,
        MakeProcess},
   };

@@ -5,6 +5,7 @@
 //   bad-distribution processed_distribution returns a NaN probability
 //   unnormalized     processed_distribution returns probabilities summing to 2
 //   negative-token   sample returns -7 for every row
+//   int-min-token    sample returns INT32_MIN (-2147483648) for every row: the harness's own "unwritten" sentinel
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -37,7 +38,8 @@ __attribute__((visibility("default"))) int samplecheck_plugin_sample(void* h, co
     std::snprintf(err, err_len, "vocab %lld is too large for this kernel", static_cast<long long>(batch->vocab));
     return SAMPLECHECK_PLUGIN_UNSUPPORTED;
   }
-  for (int64_t r = 0; r < batch->rows; ++r) tokens[r] = mode == "negative-token" ? -7 : 0;
+  const int32_t token = mode == "negative-token" ? -7 : mode == "int-min-token" ? INT32_MIN : 0;
+  for (int64_t r = 0; r < batch->rows; ++r) tokens[r] = token;
   return SAMPLECHECK_PLUGIN_OK;
 }
 __attribute__((visibility("default"))) int samplecheck_plugin_processed_distribution(

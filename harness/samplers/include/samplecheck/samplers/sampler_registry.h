@@ -42,8 +42,9 @@ struct SamplerKind {
 // Every kind this program knows, in the order `list` prints them.
 const std::vector<SamplerKind>& SamplerKinds();
 
-// kInvalidArgument for an unknown kind or malformed spec (the message lists the known kinds); kPlugin for a
-// plugin or process that fails to load or to handshake; kUnsupported for `cuda` without a GPU or without CUDA.
+// kInvalidArgument for an unknown kind or malformed spec (the message lists the known kinds), and for a bad
+// SAMPLECHECK_PROCESS_TIMEOUT_S or SAMPLECHECK_PLUGIN_HOST (process, plugin); kPlugin for a plugin or process that
+// fails to load or to handshake; kUnsupported for `cuda` without a GPU or without CUDA.
 Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view spec, const SamplerOptions& options);
 
 // The help text of a --sampler option: "sampler spec: exact[:profile], cuda[:profile], ..." from the table.
