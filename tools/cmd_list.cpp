@@ -45,7 +45,7 @@ std::vector<Section> Sections(const ListOptions& o) {
   std::vector<Section> sections;
   Section& samplers = sections.emplace_back(Section{o.samplers, "samplers (--sampler):", {}});
   for (const harness::SamplerKind& k : harness::SamplerKinds()) {
-    samplers.entries.emplace_back(k.name, Padded(k.usage, 28) + " " + Padded(k.available ? "available" : "missing", 9) +
+    samplers.entries.emplace_back(k.name, Padded(k.usage, 34) + " " + Padded(k.available ? "available" : "missing", 9) +
                                               " " + k.summary);
   }
   Section& suites = sections.emplace_back(Section{o.suites, "suites (--suite; or a suite file, docs/suites.md):", {}});

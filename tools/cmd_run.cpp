@@ -24,6 +24,7 @@
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/samplers/sampler_children.h"
 #include "samplecheck/samplers/sampler_registry.h"
 
 namespace samplecheck::tools {
@@ -45,7 +46,7 @@ struct RunOptions {
   unsigned jobs = 0;
   std::string report;
   std::string html;
-  std::string progress = "auto";
+  harness::Progress::Mode progress = harness::Progress::Mode::kAuto;
   bool follow_symlinks = false;
   bool resume = false;
   bool no_journal = false;
@@ -57,11 +58,12 @@ struct RunOptions {
 std::atomic<bool> g_stop{false};
 volatile std::sig_atomic_t g_signal = 0;
 
-// SIGINT / SIGTERM: stop drawing (a case being drawn stops at its next chunk) and let a second signal end the
-// program at once.
+// SIGINT / SIGTERM: stop drawing (a case being drawn stops at its next chunk), kill the samplers' child processes
+// now (async-signal-safe), and let a second signal end the program at once.
 extern "C" void OnStopSignal(int signal) {
   g_signal = signal;
   g_stop.store(true);
+  harness::KillSamplerChildren();  // a busy process or plugin host would otherwise finish its request first
   std::signal(signal, SIG_DFL);
 }
 
@@ -110,10 +112,7 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.evidence = o.evidence;
   options.generated = o.generated;
   options.stop = &g_stop;
-  options.progress = o.progress == "bar"     ? harness::Progress::Mode::kBar
-                     : o.progress == "lines" ? harness::Progress::Mode::kLines
-                     : o.progress == "none"  ? harness::Progress::Mode::kQuiet
-                                             : harness::Progress::Mode::kAuto;
+  options.progress = o.progress;
 
   const std::filesystem::path journal_path = o.report.empty() ? "" : harness::JournalPathFor(o.report);
   const bool journal = !o.report.empty() && !o.no_journal;
@@ -126,7 +125,7 @@ int Run(const RunOptions& o, const std::string& command_line) {
     options.draw_seed = loaded->identity.draw_seed;
     options.finished = std::move(loaded->cases);
     resumed_identity = loaded->identity;
-    if (o.progress != "none") {
+    if (o.progress != harness::Progress::Mode::kQuiet) {
       std::cerr << "resuming from " << journal_path.string() << ": " << options.finished.size() << " case(s) judged"
                 << (loaded->torn_lines ? " (a torn last line was dropped)" : "") << "\n";
     }
@@ -141,7 +140,7 @@ int Run(const RunOptions& o, const std::string& command_line) {
                                " (resume with the same command line, or start afresh without --resume)");
       }
     }
-    if (o.progress != "none") std::cerr << Describe(plan) << "\n";
+    if (o.progress != harness::Progress::Mode::kQuiet) std::cerr << Describe(plan) << "\n";
     if (plan.estimated_seconds > kMaxPlannedSeconds && !o.force) {
       return InvalidArgument("the plan needs about " + harness::Progress::FormatDuration(plan.estimated_seconds) +
                              " (more than " + harness::Progress::FormatDuration(kMaxPlannedSeconds) +
@@ -212,15 +211,13 @@ const bool registered = RegisterCommand(
                    "run against a baseline report of the same --seed");
        AddReal(cmd, "--tv", o->tv, "detectable total-variation distance the draws are planned for (default 1e-3)",
                1e-9, 0.5);
-       AddUnsigned(cmd, "--max-draws", o->max_draws, "cap on the draws of every case (overrides the suite)", 1,
+       AddUnsigned(cmd, "--max-draws", o->max_draws, "cap on the draws of every case (lowers the suite's caps)", 1,
                    uint64_t{10000000000000});
        AddCount(cmd, "--jobs,-j", o->jobs, "cases run in parallel (default: one per core for exact, else 1)", 0u,
                 4096u);
        cmd.add_option("--report", o->report, "write the JSON report here (and journal finished cases beside it)");
        cmd.add_option("--html", o->html, "write the self-contained HTML report here");
-       cmd.add_option("--progress", o->progress, "auto (a bar on a terminal), bar, lines, none")
-           ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
-           ->capture_default_str();
+       AddProgress(cmd, o->progress);
        cmd.add_flag("--follow-symlinks", o->follow_symlinks,
                     "write reports through a symbolic link at their path (refused otherwise)");
        cmd.add_flag("--resume", o->resume,

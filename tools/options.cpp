@@ -151,4 +151,18 @@ CLI::Option* AddFiniteReal(CLI::App& cmd, const std::string& name, double& out, 
       help);
 }
 
+CLI::Option* AddProgress(CLI::App& cmd, harness::Progress::Mode& out) {
+  return cmd
+      .add_option_function<std::string>(
+          "--progress",
+          [&out](const std::string& text) {
+            out = text == "bar"     ? harness::Progress::Mode::kBar
+                  : text == "lines" ? harness::Progress::Mode::kLines
+                  : text == "none"  ? harness::Progress::Mode::kQuiet
+                                    : harness::Progress::Mode::kAuto;
+          },
+          "auto (a bar on a terminal), bar, lines, none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+}
+
 }  // namespace samplecheck::tools

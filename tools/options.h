@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "samplecheck/campaign/progress.h"
 #include "samplecheck/core/error.h"
 
 namespace samplecheck::tools {
@@ -35,6 +36,8 @@ CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<doubl
                      double min, double max);
 // Any finite number (the range is someone else's to judge, e.g. a sampling parameter against its profile).
 CLI::Option* AddFiniteReal(CLI::App& cmd, const std::string& name, double& out, const std::string& help);
+// --progress auto|bar|lines|none (run, verify): auto is a bar on a terminal, else lines.
+CLI::Option* AddProgress(CLI::App& cmd, harness::Progress::Mode& out);
 template <class T>
 CLI::Option* AddCount(CLI::App& cmd, const std::string& name, T& out, const std::string& help, T min, T max) {
   return cmd.add_option_function<std::string>(

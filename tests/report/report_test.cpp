@@ -16,6 +16,7 @@ CampaignReport SmallSmokeReport(const std::string& sampler, uint64_t draw_seed =
   auto suite = LoadSuite("smoke");
   EXPECT_TRUE(suite.ok());
   suite->cases.resize(4);
+  suite->generated = 0;  // the four written cases only
   CampaignOptions options;
   options.sampler_spec = sampler;
   options.max_draws = 30000;

@@ -33,6 +33,25 @@ case "$scenario" in
     expect_rc 1 "$bin" gate "$dir/r.json"
     grep -q "VERDICT: FAIL" "$dir/out.txt" || fail "gate: no FAIL verdict"
     ;;
+  verify_gates_on_properties)
+    # samplecheck verify = campaign + property suites (fixed seeds: campaign seed 1, RapidCheck seed 20260401, so
+    # deterministic). exact passes both (campaign false-alarm rate <= 1e-4, Holm; a property cannot fail on a
+    # correct sampler). minp-zero-clamp (min_p = 0 clamped to 1e-6) keeps the smoke campaign's verdict (its lost mass
+    # is far below TV 0.01) but fails kept-set-complete: the verdict, the report and the gate say so.
+    expect_rc 0 "$bin" verify --suite smoke --sampler exact --report "$dir/ok.json" --progress none
+    grep -q "properties (seed 20260401): 23 passed, 0 failed" "$dir/out.txt" || fail "properties line"
+    grep -q '"properties"' "$dir/ok.json" || fail "no properties in the report"
+    expect_rc 0 "$bin" gate "$dir/ok.json"
+    expect_rc 0 "$bin" verify --suite smoke --sampler mutant:minp-zero-clamp --no-properties --progress none
+    expect_rc 1 "$bin" verify --suite smoke --sampler mutant:minp-zero-clamp --report "$dir/bad.json" --progress none
+    grep -q "not a pass: property kept-set-complete FAILED" "$dir/out.txt" || fail "failed property not named"
+    grep -q -- "--reproduce " "$dir/out.txt" || fail "no replay line"
+    expect_rc 1 "$bin" gate "$dir/bad.json"
+    grep -q "property kept-set-complete FAILED" "$dir/out.txt" || fail "gate: failed property not named"
+    # With a baseline: the A/B test too.
+    expect_rc 0 "$bin" verify --suite smoke --sampler exact --baseline "$dir/ok.json" --progress none
+    grep -q "A/B VERDICT: SAME" "$dir/out.txt" || fail "A/B not SAME"
+    ;;
   ab_same)
     # Same rows (seed 1), independent draws (draw seed 2) of the same sampler: A/B false-alarm rate <= 1e-4 (Holm).
     expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --report "$dir/base.json" --progress none

@@ -337,10 +337,11 @@ Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool determ
   Agreement a;
   const std::span<const float> row = pc.row;
   const SamplingParams& params = pc.result.params;
-  // 2^16 draws on a GPU; a CPU sampler reads every replicated row, so at most 2^28 bytes of them (2^16 draws up to
-  // V = 1024, 2048 at V = 128256) and never fewer than 2^11.
-  const uint64_t by_bytes = std::max<uint64_t>(uint64_t{1} << 11, (uint64_t{1} << 28) / (4 * std::max<size_t>(row.size(), 1)));
-  const uint64_t m = std::min<uint64_t>(pc.result.draws, gpu ? uint64_t{1} << 16 : std::min<uint64_t>(uint64_t{1} << 16, by_bytes));
+  // 2^16 draws on a GPU. A CPU sampler (a plugin, a process) computes a row's distribution in every sampling call,
+  // so 4 MiB of replicated rows at most: 1024 draws up to V = 1024, 64 at least (V = 128256).
+  const uint64_t by_bytes = (uint64_t{1} << 22) / (4 * std::max<size_t>(row.size(), 1));
+  const uint64_t m = std::min<uint64_t>(pc.result.draws,
+                                        gpu ? uint64_t{1} << 16 : std::clamp<uint64_t>(by_bytes, 64, 1024));
   const size_t vocab = row.size();
   a.fast.assign(vocab, 0);
   a.sampled.assign(vocab, 0);
@@ -611,7 +612,9 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     budget.alpha_per_test = alpha_per_test;
     budget.tv = options.tv.value_or(cs.tv.value_or(suite.tv));
     budget.power = suite.power;
-    budget.max_draws = options.max_draws.value_or(cs.max_draws ? cs.max_draws : suite.max_draws);
+    // --max-draws caps: it lowers a case's cap, never raises it (a batch case keeps its small one).
+    budget.max_draws = cs.max_draws ? cs.max_draws : suite.max_draws;
+    if (options.max_draws) budget.max_draws = std::min(budget.max_draws, *options.max_draws);
     budget.min_draws = std::min(suite.min_draws, budget.max_draws);
     budget.ambiguous = cs.ambiguous.value_or(suite.ambiguous);
     return budget;
@@ -730,6 +733,12 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   if (budget_seconds > 0 && plan.draws_per_second > 0) {
     report.budget_seconds = budget_seconds;
     report.measured_draws_per_second = plan.draws_per_second;
+    // The budget raises a row case's cap to the suite's budget cap; --max-draws still caps it.
+    auto full_budget = [&](CaseBudget b) {
+      b.max_draws = std::max(b.max_draws, suite.budget_max_draws);
+      if (options.max_draws) b.max_draws = std::min(b.max_draws, *options.max_draws);
+      return b;
+    };
     uint64_t full_draws = 0;
     std::vector<size_t> replan;
     for (size_t i = 0; i < prepared.size(); ++i) {
@@ -740,19 +749,20 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
         continue;
       }
       PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
-      CaseBudget full = budgets[i];
-      full.max_draws = std::max(full.max_draws, suite.budget_max_draws);
+      const CaseBudget full = full_budget(budgets[i]);
       if (!PlanCaseDraws(trial, full).ok()) continue;
       full_draws += trial.result.draws;
       replan.push_back(i);
     }
     if (double(full_draws) / plan.draws_per_second <= budget_seconds) {
       for (size_t i : replan) {
-        CaseBudget full = budgets[i];
-        full.max_draws = std::max(full.max_draws, suite.budget_max_draws);
-        if (Status st = PlanCaseDraws(prepared[i], full); !st.ok()) return st.error();
+        if (Status st = PlanCaseDraws(prepared[i], full_budget(budgets[i])); !st.ok()) return st.error();
       }
-      report.full_power = plan.full_power = true;
+      // Full power only when no cap (the suite's budget cap, or --max-draws) bound a case below its plan.
+      const bool every_plan_met = std::all_of(replan.begin(), replan.end(), [&](size_t i) {
+        return prepared[i].result.draws >= prepared[i].result.planned_draws;
+      });
+      report.full_power = plan.full_power = every_plan_met;
       plan.draws = total_draws = full_draws;
       plan.estimated_seconds = double(full_draws) / plan.draws_per_second;
     }

@@ -480,7 +480,7 @@ class AgreementCheck final : public CaseCheck {
  public:
   std::string_view Name() const override { return "agreement"; }
   std::string_view Summary() const override {
-    return "(samplers with a counting fast path) the first 2^16 draws (CPU samplers: fewer on long rows) again "
+    return "(samplers with a counting fast path) the first 2^16 draws (CPU samplers: 64 to 1024) again "
            "through the real sampling call (Sample "
            "on replicated rows, same seeds and offsets): equal token for token for deterministic samplers (hard), "
            "else a two-sample chi-square; the gate judges the kernel that ships, not only its fast path";

@@ -57,6 +57,9 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
   if (skipped > 0 && !evidence.allow_skipped) {
     problems.push_back(std::to_string(skipped) + " case(s) skipped, never judged (--allow-skipped accepts them)");
   }
+  for (const PropertyOutcome& p : properties) {
+    if (!p.ok) problems.push_back("property " + p.name + " " + p.status + " after " + std::to_string(p.cases) + " cases");
+  }
   if (JudgedCases() < evidence.min_judged_cases) {
     problems.push_back("no evidence: " + std::to_string(JudgedCases()) + " judged case(s), at least " +
                        std::to_string(evidence.min_judged_cases) + " needed (--min-judged-cases)");

@@ -155,6 +155,16 @@ json ReportToJson(const CampaignReport& r) {
                                             {"full_power", r.full_power}}
                                      : json(nullptr);
   j["planned_cases"] = r.planned_cases;
+  if (r.properties_run) {
+    json props = json::array();
+    for (const PropertyOutcome& p : r.properties) {
+      props.push_back({{"name", p.name}, {"status", p.status}, {"ok", p.ok}, {"cases", p.cases},
+                       {"message", p.message}, {"replay", p.replay}});
+    }
+    j["properties"] = {{"seed", r.property_seed}, {"results", props}};
+  } else {
+    j["properties"] = nullptr;
+  }
   j["verdict_problems"] = r.VerdictProblems();
   j["verdict"] = r.Passed() ? "pass" : "fail";
   j["counts"] = {{"cases", r.cases.size()},
@@ -216,6 +226,15 @@ Result<CampaignReport> ReportFromJson(const json& j) {
       ++case_index;
     }
     r.planned_cases = j.contains("planned_cases") ? j["planned_cases"].get<size_t>() : r.cases.size();
+    if (j.contains("properties") && !j["properties"].is_null()) {
+      r.properties_run = true;
+      r.property_seed = j["properties"].at("seed").get<uint64_t>();
+      for (const json& p : j["properties"].at("results")) {
+        r.properties.push_back({p.at("name").get<std::string>(), p.at("status").get<std::string>(),
+                                p.at("ok").get<bool>(), p.at("cases").get<int>(), p.at("message").get<std::string>(),
+                                p.at("replay").get<std::string>()});
+      }
+    }
   } catch (const std::exception& e) {
     std::string where = case_index < (j.contains("cases") && j["cases"].is_array() ? j["cases"].size() : 0)
                             ? " (case " + std::to_string(case_index) + ")"
@@ -294,6 +313,23 @@ std::string FormatSummary(const CampaignReport& r) {
     os << "  lowest achieved power at TV " << weakest->tv << ": " << weakest->achieved_power << " ("
        << weakest->name << ", " << weakest->draws << " draws, planned " << weakest->planned_draws << "; target "
        << r.power << ")\n";
+  }
+  if (r.properties_run) {
+    size_t passed = 0, skipped = 0, failed = 0;
+    for (const PropertyOutcome& p : r.properties) {
+      if (!p.ok) {
+        ++failed;
+      } else if (p.status == "skipped") {
+        ++skipped;
+      } else {
+        ++passed;
+      }
+    }
+    os << "  properties (seed " << r.property_seed << "): " << passed << " passed, " << failed << " failed, "
+       << skipped << " skipped\n";
+    for (const PropertyOutcome& p : r.properties) {
+      if (!p.ok) os << "  FAIL    property " << p.name << (p.replay.empty() ? "" : ": replay: " + p.replay) << "\n";
+    }
   }
   for (const std::string& problem : r.VerdictProblems()) os << "  not a pass: " << problem << "\n";
   os << "VERDICT: " << (r.Passed() ? "PASS" : "FAIL") << "\n";

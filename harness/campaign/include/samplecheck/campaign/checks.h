@@ -19,8 +19,8 @@
 //   serial     (batch rows) contingency chi-square of consecutive draws (0,1), (2,3), ... of the row. One p-value.
 //   alone-vs-batch    (batch rows, non-deterministic samplers) two-sample chi-square of the row drawn alone
 //              against the row in the batch, on the head binning. One p-value.
-//   agreement  (row cases of samplers with a counting fast path) the case's first 2^16 draws (a CPU sampler: at
-//              most 2^28 bytes of replicated rows, at least 2^11 draws) also made through
+//   agreement  (row cases of samplers with a counting fast path) the case's first 2^16 draws (a CPU sampler: 4 MiB
+//              of replicated rows, 64 to 1024 draws: it computes the distribution in every call) also made through
 //              the sampler's real sampling call (Sample on replicated rows, same seeds and offsets): hard, token for
 //              token, for deterministic samplers (the first differing draw shown); otherwise a two-sample p-value.
 #pragma once

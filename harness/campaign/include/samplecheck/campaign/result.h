@@ -114,6 +114,16 @@ struct EvidencePolicy {
                                   // are reported, and fail the verdict unless allowed
 };
 
+// A property of the RapidCheck suites run by the same gate (`samplecheck verify`; properties/suite.h).
+struct PropertyOutcome {
+  std::string name;
+  std::string status;   // passed, FAILED, skipped, GAVE UP, ERROR
+  bool ok = true;       // passed or skipped
+  int cases = 0;
+  std::string message;  // failure: the shrunk counterexample; skip: why
+  std::string replay;   // a command line that replays the failure
+};
+
 struct MachineInfo {
   std::string hostname;
   std::string os;
@@ -147,6 +157,9 @@ struct CampaignReport {
   double measured_draws_per_second = 0.0;
   bool full_power = false;
   bool interrupted = false;          // the run was stopped (SIGINT, SIGTERM) before every case was judged
+  bool properties_run = false;       // the property suites ran with the campaign (samplecheck verify)
+  uint64_t property_seed = 0;
+  std::vector<PropertyOutcome> properties;
   size_t planned_cases = 0;          // cases of the suite (cases holds the finished ones when interrupted)
   std::vector<CaseResult> cases;
 
