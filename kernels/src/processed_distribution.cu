@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kThreads)
 // One cluster per batch row: PlanSplitRow, then every CTA writes the outputs of its slice (read from its shared
 // memory), 16-byte stores where the output rows are aligned.
 template <class T, int kThreads>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, kSplitMinBlocks)
     SplitProcessedKernel(const T* logits, BatchGeometry geometry, DeviceParams params, int32_t profile, float* probs,
                          float* logprobs, float* masked_logits, int64_t out_stride, int32_t* row_status,
                          int64_t slice_len) {
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // One cluster per batch row: PlanSplitRow, then rank 0 writes the row's labels.
 template <class T, int kThreads>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, kSplitMinBlocks)
     SplitLabelKernel(const T* logits, BatchGeometry geometry, DeviceParams params, int32_t profile,
                      const int32_t* labels, int64_t labels_per_row, bool keep_label, float* out_logprobs,
                      float* out_probs, int32_t* label_status, int32_t* row_status, int64_t slice_len) {

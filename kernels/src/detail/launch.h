@@ -107,6 +107,16 @@ inline Status UploadParams(const SamplingParams& params, int64_t batch, cudaStre
   return Status::Ok();
 }
 
+// Whether any row may have top-k on (the launch policy's question; device-resident arrays: unknown, so yes).
+inline bool AnyTopK(const SamplingParams& p, int64_t batch) {
+  if (!p.top_k.values) return p.top_k.scalar > 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    if (p.top_k.values[b] > 0) return true;
+  }
+  return false;
+}
+inline bool AnyTopK(const DeviceSamplingParams& p, int64_t /*batch*/) { return p.top_k != nullptr || p.scalar.top_k > 0; }
+
 // DeviceSamplingParams: nothing to upload. The scalars in use (fields without a device array) are validated on
 // the host; the device arrays are validated row by row in the kernel (check_on_device).
 inline Status DeviceResidentParams(const DeviceSamplingParams& params, Profile profile, DeviceParams* out) {
@@ -166,14 +176,20 @@ struct RowSplit {
   size_t smem = 0;
 };
 
-// Policy: every CTA's slice fits in shared memory (the smallest cluster that fits); slices of at most ~64 KiB,
-// so two or three CTAs share an SM and one loads while another computes; enough CTAs to cover the SMs when the
-// batch is small (at most 16 per row: Hopper's non-portable cluster limit); and at least 2,048 elements per CTA.
-// cluster16_capacity: how many 16-CTA clusters the GPU runs at once (0: none); a batch beyond it takes 8.
+// Which kernels win where (measured on an H100, docs/performance.md): the split-row kernels while the batch
+// leaves SMs to spare (batch <= SM count) for every filter, and at every batch when top-k is on (select first);
+// beyond that, with no row using top-k, the single-block kernels (whose passes stream the row from L2/HBM with no
+// cluster barriers) are as fast or faster (none and min-p within 5%, top-p 1.2x).
+
+// Policy: every CTA's slice fits in shared memory (the smallest cluster that fits); slices of at most ~64 KiB;
+// enough CTAs to cover the SMs when the batch is small (at most 16 per row: Hopper's non-portable cluster limit);
+// and at least 2,048 elements per CTA. cluster16_capacity: how many 16-CTA clusters the GPU runs at once (0:
+// none); a batch beyond it takes 8. any_top_k: some row may have top-k on (unknown counts as on).
 inline RowSplit ChooseRowSplit(int64_t vocab, int64_t batch, size_t element_bytes, size_t fixed_smem,
-                               const DeviceLimits& limits, int cluster16_capacity) {
+                               const DeviceLimits& limits, int cluster16_capacity, bool any_top_k = true) {
   const int override_value = PathOverride();
   if (override_value < 0) return {};
+  if (override_value == kPathAuto && batch > limits.sms && !any_top_k) return {};
   auto bytes_for = [&](int c) {
     return fixed_smem + static_cast<size_t>(SplitSliceLength(vocab, c)) * element_bytes;
   };
@@ -256,14 +272,14 @@ int Cluster16Capacity(const DeviceLimits& limits, size_t smem, int threads) {
 // The split for kKernel (a split-row kernel of kSplitThreads threads over elements of element_bytes).
 template <auto kKernel>
 Status PlanRowSplit(int64_t vocab, int64_t batch, size_t element_bytes, const DeviceLimits& limits,
-                    RowSplit* split) {
+                    RowSplit* split, bool any_top_k = true) {
   constexpr size_t kFixed = SplitSharedBytes<kSplitThreads>();
   Status st = PrepareSplitKernel<kKernel>(limits);
   if (!st.ok()) return st;
   const size_t smem16 = kFixed + static_cast<size_t>(SplitSliceLength(vocab, kMaxClusterSize)) * element_bytes;
   const int capacity16 =
       smem16 <= static_cast<size_t>(limits.max_smem_per_block) ? Cluster16Capacity<kKernel>(limits, smem16, kSplitThreads) : 0;
-  *split = ChooseRowSplit(vocab, batch, element_bytes, kFixed, limits, capacity16);
+  *split = ChooseRowSplit(vocab, batch, element_bytes, kFixed, limits, capacity16, any_top_k);
   return Status::Ok();
 }
 

@@ -53,9 +53,16 @@ namespace samplecheck::kernels::detail {
 #ifndef SAMPLECHECK_SPLIT_THREADS
 #define SAMPLECHECK_SPLIT_THREADS 512
 #endif
-// Threads per CTA of the split-row kernels: 512 with up to 128 registers each (no spills), one CTA per SM (a
-// build-time knob for benchmarking variants; 1024 threads at 64 registers measured 5-10% slower on an H100).
+// Threads per CTA of the split-row kernels (a build-time knob for benchmarking variants; 1024 threads at 64
+// registers measured 5-10% slower than 512 on an H100).
 inline constexpr int kSplitThreads = SAMPLECHECK_SPLIT_THREADS;
+#ifndef SAMPLECHECK_SPLIT_MIN_BLOCKS
+#define SAMPLECHECK_SPLIT_MIN_BLOCKS 2
+#endif
+// CTAs per SM the register budget allows: 2 (64 registers per thread, 64 bytes of spills) so that one CTA loads or
+// waits at a cluster barrier while the other computes; measured 1.2-1.7x faster than 1 CTA of 128 registers at
+// B >= 16 on an H100 (docs/performance.md), the same at B = 1.
+inline constexpr int kSplitMinBlocks = SAMPLECHECK_SPLIT_MIN_BLOCKS;
 inline constexpr int kLevelBins = 256;         // one 8-bit digit of the 16-bit level
 inline constexpr int kDirectListLimit = 256;   // a first-digit bucket this small is gathered as it is
 inline constexpr int kSliceAlign = 8;          // slice lengths are multiples of 8 elements (16 bytes of 16-bit data)

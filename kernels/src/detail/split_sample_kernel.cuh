@@ -28,7 +28,7 @@
 namespace samplecheck::kernels::detail {
 
 template <class T, int kThreads, class FaultPolicy = NoFault>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, kSplitMinBlocks)
     SplitSampleKernel(const T* logits, BatchGeometry geometry, DeviceParams params, int32_t profile,
                       int32_t* tokens, int32_t* row_status, int64_t slice_len) {
   ClusterArriveRelaxed();
