@@ -1,10 +1,10 @@
-// The fault policy is the FaultPolicy template parameter of the shipped kernel (kernels/src/detail/
-// sample_kernel.cuh's SampleKernel): one instantiation per KernelFault, each overriding one customization point of
-// NoFault; KernelFault::kNone overrides none, so it is the shipped kernel.
+// The fault policy is the FaultPolicy template parameter of the shipped kernels and of their launcher
+// (kernels/src/detail/sample_launch.cuh's LaunchSample: the split-row SplitSampleKernel or the single-block
+// SampleKernel, as SampleFromLogits picks): one instantiation per KernelFault, each overriding one customization
+// point of NoFault; KernelFault::kNone overrides none, so it is the shipped launch.
 #include "fault_sample.h"
 
-#include "detail/launch.h"
-#include "detail/sample_kernel.cuh"
+#include "detail/sample_launch.cuh"
 
 namespace samplecheck::kernels::test_mutants {
 namespace {
@@ -44,16 +44,6 @@ struct FaultPolicy : NoFault {
   }
 };
 
-template <KernelFault kFault>
-void Launch(const LogitsBatch& logits, const BatchGeometry& geometry, const DeviceParams& device_params,
-            Profile profile, int32_t* tokens, int32_t* row_status, cudaStream_t stream) {
-  DispatchDType(logits.dtype, [&](auto type_tag) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(type_tag)>>;
-    SampleKernel<T, kBlockThreads, FaultPolicy<kFault>><<<static_cast<unsigned>(logits.batch), kBlockThreads, 0, stream>>>(
-        static_cast<const T*>(logits.data), geometry, device_params, ProfileCode(profile), tokens, row_status);
-  });
-}
-
 }  // namespace
 
 std::string_view KernelFaultName(KernelFault fault) {
@@ -71,25 +61,19 @@ std::string_view KernelFaultName(KernelFault fault) {
 
 Status SampleFromLogitsWithFault(KernelFault fault, const LogitsBatch& logits, const SamplingParams& params,
                                  Profile profile, int32_t* tokens, int32_t* row_status, cudaStream_t stream) {
-  Status st = ValidateBatch(logits, params, profile);
-  if (!st.ok()) return st;
-  if (tokens == nullptr) return {ErrorCode::kInvalidArgument, "tokens output is null"};
-  DeviceParams device_params{};
-  st = UploadParams(params, logits.batch, stream, &device_params);
-  if (!st.ok()) return st;
-  const BatchGeometry geometry = GeometryOf(logits);
+  auto launch = [&](auto policy) {
+    return LaunchSample<decltype(policy)>(logits, params, profile, tokens, row_status, stream);
+  };
   switch (fault) {
-    case KernelFault::kNone: Launch<KernelFault::kNone>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
-    case KernelFault::kSeedOfRowZero: Launch<KernelFault::kSeedOfRowZero>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
-    case KernelFault::kOffsetNotAdvanced: Launch<KernelFault::kOffsetNotAdvanced>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
-    case KernelFault::kInvalidRowToken0: Launch<KernelFault::kInvalidRowToken0>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
-    case KernelFault::kParamsByLogitsRow: Launch<KernelFault::kParamsByLogitsRow>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
-    case KernelFault::kTopKPlusOne: Launch<KernelFault::kTopKPlusOne>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
-    case KernelFault::kMinPFromRowZero: Launch<KernelFault::kMinPFromRowZero>(logits, geometry, device_params, profile, tokens, row_status, stream); break;
+    case KernelFault::kNone: return launch(FaultPolicy<KernelFault::kNone>{});
+    case KernelFault::kSeedOfRowZero: return launch(FaultPolicy<KernelFault::kSeedOfRowZero>{});
+    case KernelFault::kOffsetNotAdvanced: return launch(FaultPolicy<KernelFault::kOffsetNotAdvanced>{});
+    case KernelFault::kInvalidRowToken0: return launch(FaultPolicy<KernelFault::kInvalidRowToken0>{});
+    case KernelFault::kParamsByLogitsRow: return launch(FaultPolicy<KernelFault::kParamsByLogitsRow>{});
+    case KernelFault::kTopKPlusOne: return launch(FaultPolicy<KernelFault::kTopKPlusOne>{});
+    case KernelFault::kMinPFromRowZero: return launch(FaultPolicy<KernelFault::kMinPFromRowZero>{});
   }
-  st = CudaError(cudaGetLastError(), "SampleKernel<FaultPolicy> launch");
-  ReleaseParams(device_params, stream);
-  return st;
+  return {ErrorCode::kInvalidArgument, "unknown kernel fault"};
 }
 
 }  // namespace samplecheck::kernels::test_mutants

@@ -36,7 +36,7 @@ template <int kThreads>
 class BlockInverseCdf {
   static constexpr int kWarps = kThreads / 32;
   static constexpr int kChunksPerThread = (kCdfMaxChunks + kThreads - 1) / kThreads;
-  using Scan = cub::BlockScan<uint64_t, kThreads>;
+  using Scan = cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;  // small storage; exact sums
 
  public:
   struct TempStorage {

@@ -25,7 +25,7 @@ template <int kThreads>
 class BlockKthLargestKey {
   static_assert(kRadixBins % kThreads == 0 || kThreads % kRadixBins == 0, "bins must spread evenly");
   static constexpr int kBinsPerThread = kRadixBins >= kThreads ? kRadixBins / kThreads : 1;
-  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using Scan = cub::BlockScan<uint32_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;
 
  public:
   struct TempStorage {

@@ -43,7 +43,7 @@ template <int kThreads>
 class BlockTopPThreshold {
   static constexpr int kBinsPerThread = kRadixBins >= kThreads ? kRadixBins / kThreads : 1;
   static constexpr int kLoCopies = 2;  // even and odd threads add to different (adjacent, other-bank) lo words
-  using Scan = cub::BlockScan<uint64_t, kThreads>;
+  using Scan = cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>;
 
  public:
   struct TempStorage {

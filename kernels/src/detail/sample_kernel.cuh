@@ -49,6 +49,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   const T* row = logits + r * geometry.row_stride;
   const DeviceRowParams p = FaultPolicy::Params(params, b, r);
+  if (params.check_on_device && !RowParamsValid(p, profile)) {
+    if (threadIdx.x == 0) {
+      tokens[b] = kInvalidToken;
+      if (row_status) row_status[b] = kStatusBadParams;
+    }
+    return;
+  }
   Planner planner(storage);
   const RowPlan plan = planner.Plan(row, geometry.vocab, p, profile);
   int32_t token = kInvalidToken;

@@ -108,6 +108,8 @@ enum RowStatus : int32_t {
   kRowGreedy = 1,     // the profile's greedy path (argmax, lowest id among ties)
   kRowInvalid = 2,    // a NaN logit, or every logit -inf: token kInvalidToken
   kRowBadIndex = 3,   // row_indices[b] outside [0, logits_rows): token kInvalidToken
+  kRowBadParams = 4,  // DeviceSamplingParams only: the row's device-resident parameters are outside the profile's
+                      // ranges (the checks of ValidateRowParams): token kInvalidToken
 };
 
 // ---- Validation ------------------------------------------------------------------------------------------------
@@ -121,6 +123,27 @@ Status ValidateBatch(const LogitsBatch& logits, const SamplingParams& params, Pr
 // Asynchronous on `stream`; returns kInvalidArgument before launching anything when the inputs are invalid.
 Status SampleFromLogits(const LogitsBatch& logits, const SamplingParams& params, Profile profile, int32_t* tokens,
                         int32_t* row_status, cudaStream_t stream);
+
+// Per-row parameters resident in device memory, for a decode step captured once in a CUDA graph and replayed:
+// the call reads no host memory and allocates nothing, so the caller updates the arrays (e.g. advances `offset`)
+// on the device between replays. Each pointer is a device array of `batch` values indexed by batch row b, or null
+// for the field of `scalar`. The scalars in use are validated on the host (kInvalidArgument before any launch);
+// the device values cannot be, so the kernel checks each row against the same ranges and a row outside them
+// gets kInvalidToken and kRowBadParams (never a draw with out-of-range parameters).
+struct DeviceSamplingParams {
+  RowParams scalar;
+  const double* temperature = nullptr;
+  const int64_t* top_k = nullptr;
+  const double* top_p = nullptr;
+  const double* min_p = nullptr;
+  const uint64_t* seed = nullptr;
+  const uint64_t* offset = nullptr;
+};
+
+// SampleFromLogits with device-resident parameters (same semantics, same tokens as the host-array overload for
+// the same values).
+Status SampleFromLogits(const LogitsBatch& logits, const DeviceSamplingParams& params, Profile profile,
+                        int32_t* tokens, int32_t* row_status, cudaStream_t stream);
 
 // ---- Processed distribution ------------------------------------------------------------------------------------
 // Any output may be null. Row b of each output starts at b * out_stride (0 = vocab).
