@@ -36,6 +36,10 @@ struct FaultPolicy : NoFault {
   __device__ __forceinline__ static uint64_t Counter(const DeviceRowParams& p, int64_t b) {
     return kFault == KernelFault::kOffsetNotAdvanced ? static_cast<uint64_t>(b) : p.offset;
   }
+  __device__ __forceinline__ static double Uniform(double u) {
+    // u = (bits + 0.5) 2^-52 with bits < 2^52, so 1 - u is exactly the grid point of 2^52 - 1 - bits
+    return kFault == KernelFault::kDrawMirrored ? 1.0 - u : u;
+  }
   __device__ __forceinline__ static int32_t InvalidRowToken() {
     return kFault == KernelFault::kInvalidRowToken0 ? 0 : kInvalidToken;
   }
@@ -55,6 +59,7 @@ std::string_view KernelFaultName(KernelFault fault) {
     case KernelFault::kParamsByLogitsRow: return "cuda:params-by-logits-row";
     case KernelFault::kTopKPlusOne: return "cuda:topk-plus-one";
     case KernelFault::kMinPFromRowZero: return "cuda:minp-from-row-zero";
+    case KernelFault::kDrawMirrored: return "cuda:draw-step-mirrored";
   }
   return "cuda:unknown";
 }
@@ -72,6 +77,7 @@ Status SampleFromLogitsWithFault(KernelFault fault, const LogitsBatch& logits, c
     case KernelFault::kParamsByLogitsRow: return launch(FaultPolicy<KernelFault::kParamsByLogitsRow>{});
     case KernelFault::kTopKPlusOne: return launch(FaultPolicy<KernelFault::kTopKPlusOne>{});
     case KernelFault::kMinPFromRowZero: return launch(FaultPolicy<KernelFault::kMinPFromRowZero>{});
+    case KernelFault::kDrawMirrored: return launch(FaultPolicy<KernelFault::kDrawMirrored>{});
   }
   return {ErrorCode::kInvalidArgument, "unknown kernel fault"};
 }

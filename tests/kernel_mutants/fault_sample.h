@@ -24,6 +24,10 @@ enum class KernelFault : int32_t {
                       // (FlashInfer top_p_arr[row_idx] vs top_k_arr[bx])
   kTopKPlusOne,       // top-k keeps k + 1 tokens
   kMinPFromRowZero,   // rows with min_p = 0 run min-p with batch row 0's min_p (a min-p scalar broadcast)
+  kDrawMirrored,      // the draw step only: the kept set's CDF walked with 1 - u instead of u. The law of the
+                      // token is unchanged (u and 1 - u are equally distributed on Philox's grid), so counts,
+                      // support and every chi-square pass; the tokens are not the ones the exact sampler (and a
+                      // trainer replaying the step) computes for the same seed and offset
 };
 
 std::string_view KernelFaultName(KernelFault fault);

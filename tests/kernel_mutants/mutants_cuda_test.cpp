@@ -9,10 +9,14 @@
 //                             parameters (row_indices reversed, top_k per batch row)
 //   topk-plus-one             support against the reference top-k set
 //   minp-from-row-zero        Pearson X^2 (2 cells, alpha 1e-6) of the min_p = 0 rows against the full softmax
+//   draw-step-mirrored        token-for-token agreement with the shipped kernel at the same (seed, offset); its
+//                             law is the shipped one (Pearson, 2 cells, passes at alpha 1e-6), which is why only
+//                             the campaign's agreement check can catch it
 // The control must also draw token for token what SampleFromLogits draws.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -241,6 +245,45 @@ TEST(CudaMutants, MinPFromRowZeroIsCaughtByPearson) {
   EXPECT_GT(pearson_p(Draw(batch, kControl).tokens), 1e-6);
   EXPECT_LT(pearson_p(Draw(batch, static_cast<int>(KernelFault::kMinPFromRowZero)).tokens), 1e-6)
       << "cuda:minp-from-row-zero survives";
+}
+
+TEST(CudaMutants, DrawMirroredKeepsTheLawButNotTheTokens) {
+  SKIP_WITHOUT_DEVICE();
+  const int mirrored = static_cast<int>(KernelFault::kDrawMirrored);
+  // Single-block kernels (B = 4096 > SM count, no top-k): the law holds, the tokens do not.
+  const std::vector<float> row = GaussianRow(4096, 2.0, 7);
+  const Batch batch = Replicated(row, 4096, {1.0, -1, 1.0, 0.0, 17, 0}, 0);
+  const std::vector<int32_t> shipped = Draw(batch, kControl).tokens;
+  const std::vector<int32_t> mutant = Draw(batch, mirrored).tokens;
+  EXPECT_LT(EqualPositions(shipped, mutant, 0), static_cast<int64_t>(mutant.size() / 8))
+      << "cuda:draw-step-mirrored draws the shipped tokens";
+  // Two cells: tokens whose logit is above the row's median and the rest, from the full softmax.
+  std::vector<float> sorted = row;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const float median = sorted[sorted.size() / 2];
+  double head = 0, total = 0;
+  for (float x : row) {
+    total += std::exp(double(x));
+    if (x > median) head += std::exp(double(x));
+  }
+  std::vector<uint64_t> observed(2, 0);
+  for (int32_t t : mutant) ++observed[row[static_cast<size_t>(t)] > median ? 0 : 1];
+  const std::vector<double> expected = {head / total, 1 - head / total};
+  const auto fit = stats::PearsonChiSquareTest(observed, expected);
+  ASSERT_TRUE(fit.ok()) << fit.error().message;
+  EXPECT_GT(fit->p_value, 1e-6) << "the mirrored draw step should keep the law";
+
+  // Split-row kernels (a few rows of V = 128256 through index indirection, top-k 50 and top-p 0.9).
+  Batch wide;
+  wide.logits = GaussianRow(128256, 3.0, 8);
+  wide.vocab = 128256;
+  wide.logits_rows = 1;
+  for (int64_t b = 0; b < 16; ++b) {
+    wide.row_indices.push_back(0);
+    wide.params.Append(samplecheck::SamplingParams{1.0, b % 2 == 0 ? 50 : -1, 0.9, 0.0, 18, static_cast<uint64_t>(b)});
+  }
+  EXPECT_LT(EqualPositions(Draw(wide, kControl).tokens, Draw(wide, mirrored).tokens, 0), 8)
+      << "cuda:draw-step-mirrored draws the shipped tokens on the split-row path";
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ struct KernelMutant {
   const char* hook;
   const char* expected_check;
   bool gross;
+  harness::CudaCountPath count = harness::CudaCountPath::kLauncher;
 };
 
 // One entry per KernelFault; docs/mutants.md lists them with the checks that catch them.
@@ -45,6 +46,11 @@ const std::vector<KernelMutant>& KernelMutants() {
       {KernelFault::kMinPFromRowZero, "disabled values that are not no-ops",
        "a min-p scalar broadcast over per-row values",
        "rows with min_p = 0 run min-p with batch row 0's min_p", "params", "property:batch-invariance", false},
+      {KernelFault::kDrawMirrored, "fast path that is not the shipped kernel",
+       "a draw step changed while the counting fast path stays correct (RL replay: token-for-token)",
+       "the sampling kernel's draw step walks the CDF with 1 - u (same law, other tokens); counts go through the "
+       "correct fast path",
+       "draw", "campaign: agreement", false, harness::CudaCountPath::kFastPath},
   };
   return list;
 }
@@ -55,16 +61,18 @@ bool RegisterAll() {
     harness::MutantInfo info{std::string(KernelFaultName(m.fault)), m.bug_class,      m.source, m.description,
                              m.hook,                                m.expected_check, m.gross};
     const KernelFault fault = m.fault;
+    const harness::CudaCountPath count = m.count;
     const std::string name = "mutant:" + info.name;
     ok = harness::RegisterExternalMutant(
              "cuda", std::move(info),
-             [fault, name](const harness::SamplerOptions& options) {
+             [fault, name, count](const harness::SamplerOptions& options) {
                return harness::MakeCudaSampler(
                    options.profile, name,
                    [fault](const LogitsBatch& logits, const SamplingParams& params, Profile profile, int32_t* tokens,
                            int32_t* row_status, cudaStream_t stream) {
                      return SampleFromLogitsWithFault(fault, logits, params, profile, tokens, row_status, stream);
-                   });
+                   },
+                   count);
              }) &&
          ok;
   }

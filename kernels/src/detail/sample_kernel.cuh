@@ -11,6 +11,7 @@
 // instead of a copy. Customization points (static __device__ members; NoFault is the identity):
 //   Params(params, b, r)  the DeviceRowParams batch row b plans and draws with (r: its logits row)
 //   Counter(p, b)         the Philox counter (offset) of batch row b's draw
+//   Uniform(u)            the uniform the draw step walks the kept set's CDF with
 //   InvalidRowToken()     the token of an invalid row (NaN, all -inf), with InvalidRowStatus() its row status
 // A policy derives from NoFault and hides the points it changes. NoFault compiles to exactly the shipped kernel.
 #pragma once
@@ -28,6 +29,7 @@ struct NoFault {
     return params.At(b);
   }
   __device__ __forceinline__ static uint64_t Counter(const DeviceRowParams& p, int64_t /*b*/) { return p.offset; }
+  __device__ __forceinline__ static double Uniform(double u) { return u; }
   __device__ __forceinline__ static int32_t InvalidRowToken() { return kInvalidToken; }
   __device__ __forceinline__ static int32_t InvalidRowStatus() { return kStatusInvalid; }
 };
@@ -63,7 +65,7 @@ __global__ void __launch_bounds__(kThreads)
   if (plan.status == kStatusGreedy) {
     token = plan.greedy_token;
   } else if (plan.status == kStatusSampled) {
-    const uint64_t target = DrawTarget(UniformForDraw(p.seed, FaultPolicy::Counter(p, b)), plan.kept_mass);
+    const uint64_t target = DrawTarget(FaultPolicy::Uniform(UniformForDraw(p.seed, FaultPolicy::Counter(p, b))), plan.kept_mass);
     token = planner.Cdf().Draw(row, geometry.vocab, plan.softmax, plan.kept, target);
   } else if (plan.status == kStatusInvalid) {
     token = FaultPolicy::InvalidRowToken();

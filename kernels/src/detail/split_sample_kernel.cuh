@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kThreads, kSplitMinBlocks)
     return;
   }
   const Softmax softmax{stats.max_logit, 1.0 / p.temperature, stats.max_logit == kPosInf};
-  const double u = UniformForDraw(p.seed, FaultPolicy::Counter(p, b));
+  const double u = FaultPolicy::Uniform(UniformForDraw(p.seed, FaultPolicy::Counter(p, b)));
 
   // Every branch below either finishes the row or sets single_block (uniform in the cluster); the single-block
   // planner then runs once, at the end, by rank 0 over the row in device memory.

@@ -64,8 +64,12 @@ class DeviceBuffer {
 class CudaSampler final : public Sampler {
  public:
   CudaSampler(kernels::Profile kernel_profile, const Profile& profile, std::string name = "",
-              CudaSampleLaunch launch = nullptr)
-      : kernel_profile_(kernel_profile), profile_(profile), name_(std::move(name)), launch_(std::move(launch)) {}
+              CudaSampleLaunch launch = nullptr, CudaCountPath count = CudaCountPath::kLauncher)
+      : kernel_profile_(kernel_profile),
+        profile_(profile),
+        name_(std::move(name)),
+        launch_(std::move(launch)),
+        count_through_launcher_(launch_ && count == CudaCountPath::kLauncher) {}
   ~CudaSampler() override {
     if (stream_) cudaStreamDestroy(stream_);
   }
@@ -178,7 +182,7 @@ class CudaSampler final : public Sampler {
       if (invalid_draws) *invalid_draws += draws;
       return Status::Ok();
     }
-    if (launch_) return CountDrawsThroughLauncher(row, params, draws, histogram, invalid_draws);
+    if (count_through_launcher_) return CountDrawsThroughLauncher(row, params, draws, histogram, invalid_draws);
     if (Status st = UploadRow(row); !st.ok()) return st;
     if (Status st = histogram_.Reserve(row.size() * sizeof(uint64_t) + sizeof(int32_t)); !st.ok()) return st;
     uint64_t* hist_dev = histogram_.As<uint64_t>();
@@ -264,6 +268,7 @@ class CudaSampler final : public Sampler {
   const Profile& profile_;
   std::string name_;         // "" = cuda:<profile>
   CudaSampleLaunch launch_;  // null = kernels::SampleFromLogits (and the CountDraws fast path)
+  bool count_through_launcher_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer logits_, tokens_, probs_, histogram_, indices_;
 };
@@ -271,10 +276,11 @@ class CudaSampler final : public Sampler {
 }  // namespace
 
 Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile) {
-  return MakeCudaSampler(profile, "", nullptr);
+  return MakeCudaSampler(profile, "", nullptr, CudaCountPath::kFastPath);
 }
 
-Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch) {
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch,
+                                                 CudaCountPath count) {
   kernels::Profile kernel_profile;
   if (!kernels::ParseProfile(profile, &kernel_profile)) {
     return InvalidArgument("the cuda sampler implements the profiles vllm and hf, not '" + std::string(profile) + "'");
@@ -288,7 +294,7 @@ Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::
     return Error{ErrorCode::kCuda, std::string("the cuda sampler needs a CUDA device: ") +
                                        (e != cudaSuccess ? cudaGetErrorString(e) : "none found")};
   }
-  auto sampler = std::make_unique<CudaSampler>(kernel_profile, *reference_profile, std::move(name), std::move(launch));
+  auto sampler = std::make_unique<CudaSampler>(kernel_profile, *reference_profile, std::move(name), std::move(launch), count);
   if (Status st = sampler->Init(); !st.ok()) return st.error();
   return std::unique_ptr<Sampler>(std::move(sampler));
 }

@@ -23,9 +23,17 @@ using CudaSampleLaunch =
     std::function<kernels::Status(const kernels::LogitsBatch& logits, const kernels::SamplingParams& params,
                                   kernels::Profile profile, int32_t* tokens, int32_t* row_status, cudaStream_t stream)>;
 
-// The cuda sampler drawing through `launch` instead of SampleFromLogits, reported as `name`. Sample and CountDraws
-// both go through the launcher (CountDraws: the row uploaded once, batches of index-replicated rows with offsets
-// offset + i, counted on the host); no processed distribution (the launcher only samples).
-Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch);
+// How a launcher-backed cuda sampler counts draws.
+enum class CudaCountPath {
+  kLauncher,  // CountDraws through the launcher too (the row uploaded once, batches of index-replicated rows with
+              // offsets offset + i, counted on the host)
+  kFastPath,  // CountDraws through the shipped counting fast path (kernels::CountDraws), Sample alone through the
+              // launcher: what a fault in the draw step of the sampling kernel looks like to a campaign
+};
+
+// The cuda sampler drawing through `launch` instead of SampleFromLogits, reported as `name`; CountDraws as `count`
+// says. No processed distribution (the launcher only samples).
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch,
+                                                 CudaCountPath count = CudaCountPath::kLauncher);
 
 }  // namespace samplecheck::harness
