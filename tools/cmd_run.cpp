@@ -52,6 +52,8 @@ struct RunOptions {
   bool no_journal = false;
   bool force = false;
   uint64_t generated = 0;
+  double equivalence = 0.0;
+  double equivalence_chi2 = 0.0;
   harness::EvidencePolicy evidence;
 };
 
@@ -111,6 +113,8 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.version = SAMPLECHECK_VERSION;
   options.evidence = o.evidence;
   options.generated = o.generated;
+  options.equivalence_eps = o.equivalence;
+  options.equivalence_chi2_eps = o.equivalence_chi2;
   options.stop = &g_stop;
   options.progress = o.progress;
 
@@ -229,6 +233,7 @@ const bool registered = RegisterCommand(
                    "add this many generated cases (every filter and sentinel, V from 1 to 262144; seeded by the "
                    "campaign seed; a failing one is written out as a one-case suite that replays it)",
                    0, 10000);
+       AddEquivalence(cmd, o->equivalence, o->equivalence_chi2);
        cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
                     "a skipped case does not fail the verdict (it is still reported)");
        AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,
@@ -243,6 +248,7 @@ const bool registered = RegisterCommand(
          if (o->draw_seed) command_line += " --draw-seed " + std::to_string(*o->draw_seed);
          if (o->tv) command_line += " --tv " + std::to_string(*o->tv);
          if (o->max_draws) command_line += " --max-draws " + std::to_string(*o->max_draws);
+         command_line += EquivalenceCommandLine(o->equivalence, o->equivalence_chi2);
          return Run(*o, command_line);
        };
      }});

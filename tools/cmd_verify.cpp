@@ -59,7 +59,9 @@ int Verify(VerifyOptions& o) {
   o.gate.campaign.evidence.allow_skipped = o.allow_skipped;
   o.gate.campaign.version = SAMPLECHECK_VERSION;
   o.gate.campaign.command_line = "samplecheck verify --suite " + o.gate.suite + " --sampler " + o.sampler +
-                                 (o.gate.campaign.profile.empty() ? "" : " --profile " + o.gate.campaign.profile);
+                                 (o.gate.campaign.profile.empty() ? "" : " --profile " + o.gate.campaign.profile) +
+                                 EquivalenceCommandLine(o.gate.campaign.equivalence_eps,
+                                                        o.gate.campaign.equivalence_chi2_eps);
   o.gate.campaign.stop = &g_stop;
   std::signal(SIGINT, OnVerifySignal);
   std::signal(SIGTERM, OnVerifySignal);
@@ -110,6 +112,7 @@ const bool registered = RegisterCommand(
        AddUnsigned(cmd, "--generated", o->gate.campaign.generated, "add this many generated cases", 0, 10000);
        AddCount(cmd, "--jobs,-j", o->gate.campaign.jobs,
                 "cases run in parallel (default: one per core for exact, else 1)", 0u, 4096u);
+       AddEquivalence(cmd, o->gate.campaign.equivalence_eps, o->gate.campaign.equivalence_chi2_eps);
        cmd.add_flag("--allow-skipped", o->allow_skipped, "a skipped case does not fail the verdict");
        cmd.add_flag("--follow-symlinks", o->follow_symlinks, "write reports through a symbolic link at their path");
        AddProgress(cmd, o->gate.campaign.progress);

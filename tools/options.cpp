@@ -165,4 +165,20 @@ CLI::Option* AddProgress(CLI::App& cmd, harness::Progress::Mode& out) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
 }
 
+void AddEquivalence(CLI::App& cmd, double& tv_eps, double& chi2_eps) {
+  AddReal(cmd, "--equivalence", tv_eps,
+          "equivalence verdict: pass only if every case certifies total variation < EPS to the reference on its "
+          "binnings, at its alpha (upper confidence bounds; a case short of draws is named with the draws it needs)",
+          1e-9, 0.999);
+  AddReal(cmd, "--equivalence-chi2", chi2_eps,
+          "with --equivalence: also certify chi-square divergence < this on every binning", 1e-12, 1e12);
+}
+
+std::string EquivalenceCommandLine(double tv_eps, double chi2_eps) {
+  std::ostringstream os;
+  if (tv_eps > 0) os << " --equivalence " << tv_eps;
+  if (chi2_eps > 0) os << " --equivalence-chi2 " << chi2_eps;
+  return os.str();
+}
+
 }  // namespace samplecheck::tools

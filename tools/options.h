@@ -38,6 +38,10 @@ CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<doubl
 CLI::Option* AddFiniteReal(CLI::App& cmd, const std::string& name, double& out, const std::string& help);
 // --progress auto|bar|lines|none (run, verify): auto is a bar on a terminal, else lines.
 CLI::Option* AddProgress(CLI::App& cmd, harness::Progress::Mode& out);
+// --equivalence EPS and --equivalence-chi2 EPS (run, verify): the equivalence verdict of harness/campaign.
+void AddEquivalence(CLI::App& cmd, double& tv_eps, double& chi2_eps);
+// " --equivalence EPS [--equivalence-chi2 EPS]" for a report's command line ("" when not asked).
+std::string EquivalenceCommandLine(double tv_eps, double chi2_eps);
 template <class T>
 CLI::Option* AddCount(CLI::App& cmd, const std::string& name, T& out, const std::string& help, T min, T max) {
   return cmd.add_option_function<std::string>(

@@ -88,6 +88,8 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   r.profile = std::string(profile.name);
   r.tv = budget.tv;
   r.alpha_plan = budget.alpha_per_test;
+  r.equivalence_eps = budget.equivalence_eps;
+  r.equivalence_chi2_eps = budget.equivalence_chi2_eps;
   r.max_draws = budget.max_draws;
 
   auto row = MakeRow(spec.row, r.row_seed);
@@ -577,6 +579,21 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
 
   report.evidence = options.evidence;
+  if (!(options.equivalence_eps >= 0 && options.equivalence_eps < 1)) {
+    std::ostringstream v;
+    v << options.equivalence_eps;
+    return InvalidArgument("--equivalence must be a total variation in (0, 1), not " + v.str());
+  }
+  if (!(options.equivalence_chi2_eps >= 0 && std::isfinite(options.equivalence_chi2_eps))) {
+    std::ostringstream v;
+    v << options.equivalence_chi2_eps;
+    return InvalidArgument("--equivalence-chi2 must be a positive finite chi-square divergence, not " + v.str());
+  }
+  if (options.equivalence_chi2_eps > 0 && options.equivalence_eps == 0) {
+    return InvalidArgument("--equivalence-chi2 needs --equivalence (the TV to certify)");
+  }
+  report.equivalence_eps = options.equivalence_eps;
+  report.equivalence_chi2_eps = options.equivalence_chi2_eps;
 
   // Prepare every case before drawing: input errors stop the run before it starts. A batch case becomes one
   // prepared case per batch row; a unit is what a worker draws at once (one row case, or one batch).
@@ -617,6 +634,8 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     if (options.max_draws) budget.max_draws = std::min(budget.max_draws, *options.max_draws);
     budget.min_draws = std::min(suite.min_draws, budget.max_draws);
     budget.ambiguous = cs.ambiguous.value_or(suite.ambiguous);
+    budget.equivalence_eps = options.equivalence_eps;
+    budget.equivalence_chi2_eps = options.equivalence_chi2_eps;
     return budget;
   };
   // Adds one prepared case (reused from the journal when it finished there) and says whether it needs drawing.

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "samplecheck/stats/chi_square.h"
+#include "samplecheck/stats/equivalence.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 #include "samplecheck/stats/independence.h"
 #include "samplecheck/stats/two_sample.h"
@@ -547,7 +548,164 @@ class AgreementCheck final : public CaseCheck {
   }
 };
 
+// ---- equivalence ------------------------------------------------------------------------------------------------
+class EquivalenceCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "equivalence"; }
+  std::string_view Summary() const override {
+    return "upper confidence bounds on TV and chi-square divergence to the reference on each usable binning, at "
+           "the case's alpha (Hellinger inversion and an exact L1 deviation; calibrated in statistics.md), always "
+           "reported; with --equivalence EPS hard: certified only when every bound is below EPS, else inconclusive "
+           "with the draws a correct sampler needs";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"equivalence"}; }
+  bool KeysOptional() const override { return true; }
+
+  json Evaluate(const CaseEvidence& e) const override {
+    const CaseResult& c = e.planned;
+    if (c.unsamplable || e.p0.empty() || !e.sampler_error.empty()) return {{"equivalence", nullptr}};
+    const double alpha = c.alpha_plan;
+    json j{{"alpha", JsonNumber(alpha)},
+           {"eps", JsonNumber(c.equivalence_eps)},
+           {"chi2_eps", JsonNumber(c.equivalence_chi2_eps)}};
+    if (!(alpha > 0 && alpha < 1)) {
+      j["error"] = "the case has no alpha in (0, 1) to bound at";
+      return {{"equivalence", j}};
+    }
+    const Result<stats::BinnedEquivalence> be = stats::EquivalenceOverBinnings(e.binning, e.histogram, alpha);
+    if (!be.ok()) {
+      j["error"] = be.error().message;
+      return {{"equivalence", j}};
+    }
+    j["tv_upper"] = JsonNumber(be->tv_upper);
+    j["chi2_upper"] = JsonNumber(be->chi2_upper);
+    j["worst_binning"] = be->binnings.empty() ? "" : be->binnings[be->worst].binning;
+    json binnings = json::array();
+    for (const stats::EquivalenceBound& b : be->binnings) {
+      binnings.push_back({{"name", b.binning},
+                          {"cells", b.cells},
+                          {"draws", b.draws},
+                          {"statistic", JsonNumber(b.statistic)},
+                          {"tv_point", JsonNumber(b.tv_point)},
+                          {"tv_upper", JsonNumber(b.tv_upper)},
+                          {"tv_upper_hellinger", JsonNumber(b.tv_upper_hellinger)},
+                          {"tv_upper_l1", JsonNumber(b.tv_upper_l1)},
+                          {"chi2_point", JsonNumber(b.chi2_point)},
+                          {"chi2_upper", JsonNumber(b.chi2_upper)},
+                          {"tv_method", b.tv_method},
+                          {"chi2_method", b.chi2_method}});
+    }
+    j["binnings"] = std::move(binnings);
+    return {{"equivalence", j}};
+  }
+
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
+      const json& j = fields.at("equivalence");
+      if (j.is_null()) return {};
+      const Judged v = Judge(j);
+      if (v.eps == 0) return {};  // bounds reported, no verdict asked
+      CheckOutcome o = MakeOutcome("equivalence", v.worst_binning, "equivalence TV < " + Short(v.eps),
+                                   CheckOutcome::Kind::kHard);
+      o.violations = v.certified ? 0 : 1;
+      o.statistic = v.tv_upper;
+      o.finding = v.message;
+      if (v.lacks_draws) o.draws_for_power = v.draws_to_certify;
+      (void)c;
+      return {o};
+    });
+  }
+
+  struct Judged {
+    double eps = 0, tv_upper = 0, draws_to_certify = 0;
+    bool certified = false, lacks_draws = false;
+    std::string worst_binning, message;
+  };
+
+  // The verdict on stored fields (the gate recomputes it from the bounds, not from a stored verdict).
+  static Judged Judge(const json& j) {
+    Judged v;
+    v.eps = ReadJsonNumber(j.at("eps"));
+    const double chi2_eps = ReadJsonNumber(j.at("chi2_eps"));
+    if (!(v.eps >= 0 && v.eps < 1) || !(chi2_eps >= 0)) throw std::runtime_error("eps out of range");
+    if (j.contains("error")) {
+      v.message = "no equivalence bound: " + j["error"].get<std::string>();
+      return v;
+    }
+    std::vector<stats::EquivalenceBound> bounds;
+    const double alpha = ReadJsonNumber(j.at("alpha"));
+    for (const json& b : j.at("binnings")) {
+      stats::EquivalenceBound eb;
+      eb.binning = b.at("name").get<std::string>();
+      eb.cells = b.at("cells").get<uint64_t>();
+      eb.draws = b.at("draws").get<uint64_t>();
+      eb.alpha = alpha;
+      eb.tv_upper = ReadJsonNumber(b.at("tv_upper"));
+      eb.chi2_upper = ReadJsonNumber(b.at("chi2_upper"));
+      bounds.push_back(std::move(eb));
+    }
+    double chi2_upper = 0;
+    for (const auto& b : bounds) chi2_upper = std::max(chi2_upper, b.chi2_upper);
+    if (bounds.empty()) {  // a support of one token: every in-support draw is that token, distance 0
+      v.certified = true;
+      v.message = "certified: a support of one token (distance 0 on it)";
+    } else if (v.eps > 0) {
+      Result<stats::EquivalenceVerdict> verdict = stats::JudgeEquivalence(bounds, v.eps);
+      if (!verdict.ok()) throw std::runtime_error(verdict.error().message);
+      v.certified = verdict->certified;
+      v.lacks_draws = verdict->lacks_draws;
+      v.tv_upper = verdict->tv_upper;
+      v.worst_binning = verdict->worst_binning;
+      v.draws_to_certify = verdict->draws_to_certify;
+      v.message = verdict->message;
+    } else {
+      v.tv_upper = ReadJsonNumber(j.at("tv_upper"));
+    }
+    if (v.eps > 0 && chi2_eps > 0) {
+      const bool chi2_ok = chi2_upper < chi2_eps;
+      v.message += std::string(chi2_ok ? "; chi-square divergence <= " : "; NOT certified: chi-square divergence <= ") +
+                   Short(chi2_upper) + (chi2_ok ? " < " : " >= ") + Short(chi2_eps);
+      v.certified = v.certified && chi2_ok;
+    }
+    return v;
+  }
+
+  static std::string Short(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+  }
+};
+
 }  // namespace
+
+StoredEquivalence StoredEquivalenceOf(const CaseResult& c) {
+  StoredEquivalence out;
+  if (!c.checks.contains("equivalence") || c.checks["equivalence"].is_null()) return out;
+  try {
+    const json& j = c.checks["equivalence"];
+    out.present = true;
+    out.alpha = ReadJsonNumber(j.at("alpha"));
+    out.eps = ReadJsonNumber(j.at("eps"));
+    out.chi2_eps = ReadJsonNumber(j.at("chi2_eps"));
+    if (j.contains("error")) {
+      out.error = j["error"].get<std::string>();
+      return out;
+    }
+    out.tv_upper = ReadJsonNumber(j.at("tv_upper"));
+    out.chi2_upper = ReadJsonNumber(j.at("chi2_upper"));
+    out.worst_binning = j.at("worst_binning").get<std::string>();
+    if (out.eps > 0) {
+      const EquivalenceCheck::Judged v = EquivalenceCheck::Judge(j);
+      out.certified = v.certified;
+      out.lacks_draws = v.lacks_draws;
+      out.draws_to_certify = v.draws_to_certify;
+    }
+  } catch (const std::exception&) {
+    return {};  // validated when the report was read (ReadCaseChecks)
+  }
+  return out;
+}
 
 const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
   static const std::vector<std::unique_ptr<const CaseCheck>> checks = [] {
@@ -560,6 +718,7 @@ const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
     v.push_back(std::make_unique<SerialCheck>());
     v.push_back(std::make_unique<AloneVsBatchCheck>());
     v.push_back(std::make_unique<AgreementCheck>());
+    v.push_back(std::make_unique<EquivalenceCheck>());
     return v;
   }();
   return checks;
@@ -596,6 +755,11 @@ Status ReadCaseChecks(const json& case_object, CaseResult& result) {
   for (const auto& check : CaseChecks()) {
     json fields = json::object();
     for (const std::string& key : check->ReportKeys()) {
+      if (!case_object.contains(key) && check->KeysOptional()) {
+        fields[key] = nullptr;
+        result.checks[key] = nullptr;
+        continue;
+      }
       if (!case_object.contains(key)) {
         return Error{ErrorCode::kParse, "no \"" + key + "\" (the fields of check " + std::string(check->Name()) + ")"};
       }

@@ -57,6 +57,23 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
   if (skipped > 0 && !evidence.allow_skipped) {
     problems.push_back(std::to_string(skipped) + " case(s) skipped, never judged (--allow-skipped accepts them)");
   }
+  if (equivalence_eps > 0) {
+    size_t inconclusive = 0, lacking = 0;
+    for (const CaseResult& c : cases) {
+      for (const CheckOutcome& o : c.outcomes) {
+        if (o.check != "equivalence" || !o.Fails()) continue;
+        ++inconclusive;
+        lacking += o.draws_for_power > double(c.draws);
+      }
+    }
+    if (inconclusive > 0) {
+      std::ostringstream eps;
+      eps << equivalence_eps;
+      problems.push_back("equivalence within TV " + eps.str() + " not shown: " + std::to_string(inconclusive) +
+                         " case(s) inconclusive, " + std::to_string(lacking) +
+                         " of them for lack of draws (--max-draws, the suite's budget)");
+    }
+  }
   for (const PropertyOutcome& p : properties) {
     if (!p.ok) problems.push_back("property " + p.name + " " + p.status + " after " + std::to_string(p.cases) + " cases");
   }

@@ -359,9 +359,38 @@ std::string MaxAbsZSection(const CaseResult& c) {
   return os.str();
 }
 
+// The equivalence bounds of each binning (reported whether or not --equivalence asked for a verdict).
+std::string EquivalenceSection(const CaseResult& c) {
+  const StoredEquivalence e = StoredEquivalenceOf(c);
+  if (!e.present) return "";
+  std::ostringstream os;
+  os << "<h3>Equivalence bounds (alpha " << Fmt(e.alpha) << " each)</h3>";
+  if (!e.error.empty()) return os.str() + "<div class=\"muted\">no bound: " + Escape(e.error) + "</div>";
+  os << "<table style=\"width:auto\"><tr><th>binning</th><th>cells</th><th>draws</th><th>TV observed</th>"
+        "<th>TV upper</th><th>chi&sup2; observed</th><th>chi&sup2; upper</th></tr>";
+  for (const nlohmann::json& b : c.checks["equivalence"]["binnings"]) {
+    os << "<tr><td>" << Escape(b.at("name").get<std::string>()) << "</td><td class=\"num\">"
+       << b.at("cells").get<uint64_t>() << "</td><td class=\"num\">" << FmtCount(double(b.at("draws").get<uint64_t>()))
+       << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("tv_point"))) << "</td><td class=\"num\">"
+       << Fmt(ReadJsonNumber(b.at("tv_upper"))) << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("chi2_point")))
+       << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("chi2_upper"))) << "</td></tr>";
+  }
+  os << "</table>";
+  if (e.eps > 0) {
+    os << "<div class=\"kv\"><b>equivalence within TV " << Fmt(e.eps) << "</b>: "
+       << (e.certified ? "certified"
+                       : e.lacks_draws ? "inconclusive for lack of draws (a correct sampler needs about " +
+                                             FmtCount(e.draws_to_certify) + ")"
+                                       : std::string("inconclusive: the data point at a distance near or above it"))
+       << "</div>";
+  }
+  return os.str();
+}
+
 CheckSection SectionOf(std::string_view check) {
   if (check == "pearson") return PearsonSection;
   if (check == "max-abs-z") return MaxAbsZSection;
+  if (check == "equivalence") return EquivalenceSection;
   return nullptr;
 }
 
@@ -436,7 +465,18 @@ std::string RenderHtmlReport(const CampaignReport& r) {
      << Escape(r.suite_source) << "</dd><dt>seed</dt><dd>" << r.seed
      << (r.draw_seed != r.seed ? " (draws " + std::to_string(r.draw_seed) + ")" : std::string())
      << "</dd><dt>alpha (Holm)</dt><dd>" << Fmt(r.alpha) << "</dd><dt>TV / power</dt><dd>" << Fmt(r.tv) << " / "
-     << Fmt(r.power) << "</dd><dt>machine</dt><dd>" << Escape(r.machine.hostname) << ", " << Escape(r.machine.cpu)
+     << Fmt(r.power) << "</dd>"
+     << (r.budget_seconds > 0
+             ? "<dt>time budget</dt><dd>" + Fmt(r.budget_seconds) + " s at " + FmtCount(r.measured_draws_per_second) +
+                   " draws/s: " + (r.full_power ? "every row case at its planned draws" : "draws capped") + "</dd>"
+             : std::string())
+     << (r.equivalence_eps > 0 ? "<dt>equivalence</dt><dd>every case within TV " + Fmt(r.equivalence_eps) +
+                                     (r.equivalence_chi2_eps > 0
+                                          ? " and chi&sup2; divergence " + Fmt(r.equivalence_chi2_eps)
+                                          : std::string()) +
+                                     " (upper confidence bounds)</dd>"
+                               : std::string())
+     << "<dt>machine</dt><dd>" << Escape(r.machine.hostname) << ", " << Escape(r.machine.cpu)
      << ", " << r.machine.cores << " cores</dd><dt>GPU</dt><dd>" << Escape(r.gpu.value_or("none"))
      << "</dd><dt>git</dt><dd>" << Escape(r.git_revision.value_or("unknown")) << "</dd><dt>started</dt><dd>"
      << Escape(r.started) << "</dd><dt>version</dt><dd>" << Escape(r.samplecheck_version) << "</dd><dt>command</dt><dd>"

@@ -154,6 +154,37 @@ json ReportToJson(const CampaignReport& r) {
                                             {"draws_per_second", JsonNumber(r.measured_draws_per_second)},
                                             {"full_power", r.full_power}}
                                      : json(nullptr);
+  if (r.equivalence_eps > 0) {
+    size_t certified = 0, inconclusive = 0, lacking = 0, no_bound = 0;
+    double largest = 0.0;
+    std::string worst;
+    for (const CaseResult& c : r.cases) {
+      const StoredEquivalence e = StoredEquivalenceOf(c);
+      if (!e.present) continue;
+      if (!e.error.empty()) {
+        ++no_bound;
+      } else if (e.certified) {
+        ++certified;
+      } else {
+        ++inconclusive;
+        lacking += e.lacks_draws;
+      }
+      if (e.error.empty() && e.tv_upper >= largest) {
+        largest = e.tv_upper;
+        worst = c.name;
+      }
+    }
+    j["equivalence"] = {{"eps", r.equivalence_eps},
+                        {"chi2_eps", r.equivalence_chi2_eps},
+                        {"certified", certified},
+                        {"inconclusive", inconclusive},
+                        {"lacking_draws", lacking},
+                        {"no_bound", no_bound},
+                        {"largest_tv_upper", JsonNumber(largest)},
+                        {"largest_case", worst}};
+  } else {
+    j["equivalence"] = nullptr;
+  }
   j["planned_cases"] = r.planned_cases;
   if (r.properties_run) {
     json props = json::array();
@@ -225,6 +256,13 @@ Result<CampaignReport> ReportFromJson(const json& j) {
       r.cases.push_back(CaseFromJsonOrThrow(c));
       ++case_index;
     }
+    if (j.contains("equivalence") && !j["equivalence"].is_null()) {
+      r.equivalence_eps = j["equivalence"].at("eps").get<double>();
+      r.equivalence_chi2_eps = j["equivalence"].at("chi2_eps").get<double>();
+      if (!(r.equivalence_eps > 0 && r.equivalence_eps < 1) || !(r.equivalence_chi2_eps >= 0)) {
+        return ParseError("\"equivalence\": eps must be in (0, 1) and chi2_eps >= 0");
+      }
+    }
     r.planned_cases = j.contains("planned_cases") ? j["planned_cases"].get<size_t>() : r.cases.size();
     if (j.contains("properties") && !j["properties"].is_null()) {
       r.properties_run = true;
@@ -287,6 +325,32 @@ std::string FormatSummary(const CampaignReport& r) {
   if (drift_tokens > 0) {
     os << "  numeric boundary drift (reported apart, never a violation): " << drift_tokens
        << " token(s) an fp32 engine may keep or drop, " << drift_draws << " draw(s) on them\n";
+  }
+  {
+    size_t bounded = 0, certified = 0, lacking = 0;
+    double largest = 0.0;
+    const CaseResult* worst = nullptr;
+    for (const auto& c : r.cases) {
+      const StoredEquivalence e = StoredEquivalenceOf(c);
+      if (!e.present || !e.error.empty()) continue;
+      ++bounded;
+      certified += e.certified;
+      lacking += e.lacks_draws;
+      if (worst == nullptr || e.tv_upper > largest) {
+        largest = e.tv_upper;
+        worst = &c;
+      }
+    }
+    if (worst != nullptr) {
+      os << "  equivalence: largest binned TV upper bound " << largest << " (" << worst->name << ", alpha "
+         << worst->alpha_plan << " per case)";
+      if (r.equivalence_eps > 0) {
+        os << "; " << certified << " of " << bounded << " bounded cases certified within TV " << r.equivalence_eps;
+        if (r.equivalence_chi2_eps > 0) os << " and chi-square divergence " << r.equivalence_chi2_eps;
+        if (lacking > 0) os << ", " << lacking << " inconclusive for lack of draws";
+      }
+      os << "\n";
+    }
   }
   size_t listed = 0;
   for (const auto& c : r.cases) {

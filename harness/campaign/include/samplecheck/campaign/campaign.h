@@ -53,6 +53,10 @@ struct CampaignOptions {
   EvidencePolicy evidence;              // what the verdict needs besides no failure (result.h)
   size_t generated = 0;                 // generated cases added to the suite's (generated.h), seeded by the campaign
   std::optional<double> budget_seconds; // overrides the suite's time budget (0: none; suite.h)
+  // Equivalence verdict (docs/statistics.md, "Equivalence bounds"): every judged case must certify TV < eps on its
+  // binnings at its alpha (and chi-square divergence < chi2_eps when given); 0 = not asked (bounds still reported).
+  double equivalence_eps = 0.0;
+  double equivalence_chi2_eps = 0.0;
 
   // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
   // returned here stops the campaign (the CLI refuses a plan past its limits unless forced).
@@ -97,6 +101,8 @@ struct CaseBudget {
   uint64_t min_draws = 100000;
   uint64_t max_draws = uint64_t{1} << 24;
   AmbiguousAction ambiguous = AmbiguousAction::kPerturb;
+  double equivalence_eps = 0.0;       // CampaignOptions::equivalence_eps
+  double equivalence_chi2_eps = 0.0;  // CampaignOptions::equivalence_chi2_eps
 };
 
 // The deterministic seed of a case: splitmix of the campaign seed and the case name (stable when cases are added).

@@ -23,6 +23,10 @@
 //              of replicated rows, 64 to 1024 draws: it computes the distribution in every call) also made through
 //              the sampler's real sampling call (Sample on replicated rows, same seeds and offsets): hard, token for
 //              token, for deterministic samplers (the first differing draw shown); otherwise a two-sample p-value.
+//   equivalence  upper confidence bounds on the TV and the chi-square divergence between the sampler and the
+//              reference on each usable binning, at the case's alpha (stats/equivalence.h), always reported. With
+//              --equivalence EPS: hard, the case is certified only when every bound is < EPS; otherwise it is
+//              inconclusive, with the draws a correct sampler would need. Reports before this check have none.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +92,8 @@ class CaseCheck {
   // What the fields conclude for the case `c` (its plan: draws, alpha_plan). kParse when the fields are malformed
   // (a hand-edited or truncated report).
   virtual Result<std::vector<CheckOutcome>> Outcomes(const nlohmann::json& fields, const CaseResult& c) const = 0;
+  // Whether reports written before this check existed may lack its keys (read as null then).
+  virtual bool KeysOptional() const { return false; }
 };
 
 // Every check of a campaign case, in evaluation order.
@@ -128,5 +134,20 @@ struct StoredMaxAbsZ {
   std::vector<StoredResidual> top_residuals;
 };
 StoredMaxAbsZ StoredMaxAbsZTest(const CaseResult& c);
+
+struct StoredEquivalence {  // the equivalence check's fields
+  bool present = false;          // false: no bound (a skipped or unsamplable case, an older report)
+  std::string error;             // why no bound could be computed (too few draws for two cells of E >= 10)
+  double alpha = 0.0;            // one-sided level of each bound
+  double tv_upper = 0.0;         // the largest over the binnings
+  double chi2_upper = 0.0;
+  std::string worst_binning;     // where the largest TV bound was found
+  double eps = 0.0;              // --equivalence (0: not asked)
+  double chi2_eps = 0.0;         // --equivalence-chi2 (0: not asked)
+  bool certified = false;        // eps > 0: every bound below eps
+  bool lacks_draws = false;      // inconclusive with fewer draws than a correct sampler needs for eps
+  double draws_to_certify = 0.0; // the median draws a correct sampler needs for eps on the largest binning
+};
+StoredEquivalence StoredEquivalenceOf(const CaseResult& c);
 
 }  // namespace samplecheck::harness

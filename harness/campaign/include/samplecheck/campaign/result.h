@@ -84,6 +84,10 @@ struct CaseResult {
 
   double tv = 0.0;                   // detectable TV the draws were planned for
   double alpha_plan = 0.0;           // per-test alpha the plan assumed (campaign alpha / (cases x tests))
+  // --equivalence: the TV (and optionally chi-square divergence) the case must be certified within; 0 = not asked.
+  // What the case is judged with; the report keeps them in the case's "equivalence" fields.
+  double equivalence_eps = 0.0;
+  double equivalence_chi2_eps = 0.0;
   uint64_t planned_draws = 0;        // from the power planner (before the cap)
   uint64_t max_draws = 0;            // the cap
   uint64_t draws = 0;                // draws made
@@ -156,6 +160,10 @@ struct CampaignReport {
   double budget_seconds = 0.0;
   double measured_draws_per_second = 0.0;
   bool full_power = false;
+  // --equivalence EPS (0: not asked): every judged case must certify TV < EPS on its binnings (and chi-square
+  // divergence < equivalence_chi2_eps when that is set); the cases carry their bounds ("equivalence").
+  double equivalence_eps = 0.0;
+  double equivalence_chi2_eps = 0.0;
   bool interrupted = false;          // the run was stopped (SIGINT, SIGTERM) before every case was judged
   bool properties_run = false;       // the property suites ran with the campaign (samplecheck verify)
   uint64_t property_seed = 0;
