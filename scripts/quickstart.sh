@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build (default preset), then gate the best sampler available (the CUDA
-# kernels when a GPU is present, else the exact CPU sampler) on the smoke and standard suites, print the gate
-# summary and the report paths. Exit 0 when every case passes, 1 when any fails, 2 on a usage or input error.
+# kernels when a GPU is present, else the exact CPU sampler) with `samplecheck verify`: the smoke campaign, then
+# the standard campaign with the property suites; print the gate summaries and the report paths. Exit 0 when
+# every case and property passes, 1 when any fails, 2 on a usage or input error.
 #
 #   bash scripts/quickstart.sh                       best sampler, profile vllm
 #   bash scripts/quickstart.sh --sampler plugin:./libmy_sampler.so --profile hf
@@ -30,13 +31,12 @@ fi
 mkdir -p "$out"
 echo "== samplecheck: sampler $sampler, profile $profile"
 rc=0
-for suite in smoke standard; do
-  "$bin" run --suite "$suite" --sampler "$sampler" --profile "$profile" --seed 1 \
-    --report "$out/$suite.json" --html "$out/$suite.html" || rc=$?
-  [ $rc -le 1 ] || exit $rc
-done
-for suite in smoke standard; do
-  "$bin" gate "$out/$suite.json" || rc=$?
-done
+# The gate of a change (samplecheck verify): smoke's campaign, then standard's campaign with the property suites.
+"$bin" verify --suite smoke --sampler "$sampler" --profile "$profile" --seed 1 --no-properties \
+  --report "$out/smoke.json" --html "$out/smoke.html" || rc=$?
+[ $rc -le 1 ] || exit $rc
+"$bin" verify --suite standard --sampler "$sampler" --profile "$profile" --seed 1 \
+  --report "$out/standard.json" --html "$out/standard.html" || rc=$?
+[ $rc -le 1 ] || exit $rc
 echo "== reports: $out/smoke.json $out/smoke.html $out/standard.json $out/standard.html"
 exit $rc

@@ -23,6 +23,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 for k in ("started", "seconds", "samplecheck_version"):
     r.pop(k, None)
+if r.get("budget"):
+    r["budget"].pop("draws_per_second", None)  # measured
 for c in r["cases"]:
     c.pop("seconds", None)
 print(json.dumps(r, sort_keys=True))
@@ -104,14 +106,16 @@ EOF
     expect_rc 1 "$bin" gate "$dir/s.json" --allow-skipped --min-draws 1000000000
     ;;
   interrupted_run_resumes)
-    # 24 cases of 2^24 exact draws (about 1 s each per core). SIGINT after 2 s: exit 130, a partial report that
-    # says what was judged and does not pass, and a journal; --resume finishes the run, and its report equals an
-    # uninterrupted run's (times aside).
+    # 24 cases of 2^24 exact draws (about 1 s each per core), given by the suite's time budget (each case's own cap
+    # is 2^16; the budget raises it to 2^24). SIGINT after 2 s: exit 130, a partial report that says what was
+    # judged and does not pass, and a journal; --resume finishes the run (the journal's cases were planned by the
+    # budget), and its report equals an uninterrupted run's (times and the measured throughput aside).
     python3 - "$dir/long.json" <<'EOF'
 import json, sys
 cases = [{"name": "c%02d" % i, "row": {"kind": "gaussian", "vocab": 1000, "sigma": 2}, "params": {"top_k": 50},
-          "max_draws": 1 << 24} for i in range(24)]
-json.dump({"schema": "samplecheck-suite/1", "name": "long", "seed": 5, "tv": 1e-4, "cases": cases}, open(sys.argv[1], "w"))
+          "max_draws": 1 << 16} for i in range(24)]
+json.dump({"schema": "samplecheck-suite/1", "name": "long", "seed": 5, "tv": 1e-4, "budget_seconds": 3600,
+           "budget_max_draws": 1 << 24, "cases": cases}, open(sys.argv[1], "w"))
 EOF
     run=("$bin" run --suite "$dir/long.json" --sampler exact --seed 5)
     timeout --preserve-status -s INT 2 "${run[@]}" --report "$dir/r.json" --progress lines >"$dir/out.txt" 2>"$dir/err.txt"
@@ -121,6 +125,7 @@ EOF
     grep -q '"interrupted": true' "$dir/r.json" || fail "the partial report does not say it was interrupted"
     grep -q '"verdict": "fail"' "$dir/r.json" || fail "a partial report passed"
     [ -f "$dir/r.json.journal" ] || fail "no journal"
+    grep -q '"draws": 16777216' "$dir/r.json" || fail "the time budget did not raise the draws to 2^24"
     expect_rc 2 "${run[@]}" --report "$dir/r.json" --resume --max-draws 1000 --progress none
     expect_err "cannot resume"
     expect_rc 0 "${run[@]}" --report "$dir/r.json" --resume --progress none

@@ -638,6 +638,13 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     budget.equivalence_chi2_eps = options.equivalence_chi2_eps;
     return budget;
   };
+  // Power by budget (below) raises a row case's cap to the suite's budget cap; --max-draws still caps it.
+  const double budget_seconds = options.budget_seconds.value_or(suite.budget_seconds);
+  auto full_budget = [&](CaseBudget b) {
+    b.max_draws = std::max(b.max_draws, suite.budget_max_draws);
+    if (options.max_draws) b.max_draws = std::min(b.max_draws, *options.max_draws);
+    return b;
+  };
   // Adds one prepared case (reused from the journal when it finished there) and says whether it needs drawing.
   std::vector<CaseBudget> budgets;  // per prepared case: what it was planned with (the time budget re-plans)
   auto add = [&](PreparedCase pc, const CaseBudget& budget) -> Result<bool> {
@@ -647,8 +654,14 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     bool reuse = false;
     if (done != options.finished.end()) {
       // A case of the earlier run is reused only if it was planned exactly as this run plans it.
-      if (done->row_seed != pc.result.row_seed || done->params.seed != pc.result.params.seed ||
-          done->draws != pc.result.draws || done->profile != pc.result.profile) {
+      // Its draws are this run's plan, or the plan the time budget gave the earlier run.
+      bool same_draws = done->draws == pc.result.draws;
+      if (!same_draws && budget_seconds > 0 && pc.result.batch.size == 0 && !pc.skip) {
+        PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
+        same_draws = PlanCaseDraws(trial, full_budget(budget)).ok() && trial.result.draws == done->draws;
+      }
+      if (done->row_seed != pc.result.row_seed || done->params.seed != pc.result.params.seed || !same_draws ||
+          done->profile != pc.result.profile) {
         return InvalidArgument("cannot resume: case " + pc.result.name +
                                " of the journal was planned differently (seed, draws or profile); start afresh");
       }
@@ -748,16 +761,9 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   }
   // Power by budget: when the measured throughput draws every row case's planned draws (at the budget's cap) within
   // the budget, every row case gets them. Batch rows keep their caps (they target batch faults, at their own TV).
-  const double budget_seconds = options.budget_seconds.value_or(suite.budget_seconds);
   if (budget_seconds > 0 && plan.draws_per_second > 0) {
     report.budget_seconds = budget_seconds;
     report.measured_draws_per_second = plan.draws_per_second;
-    // The budget raises a row case's cap to the suite's budget cap; --max-draws still caps it.
-    auto full_budget = [&](CaseBudget b) {
-      b.max_draws = std::max(b.max_draws, suite.budget_max_draws);
-      if (options.max_draws) b.max_draws = std::min(b.max_draws, *options.max_draws);
-      return b;
-    };
     uint64_t full_draws = 0;
     std::vector<size_t> replan;
     for (size_t i = 0; i < prepared.size(); ++i) {

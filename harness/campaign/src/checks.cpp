@@ -325,6 +325,7 @@ class BatchInvarianceCheck final : public CaseCheck {
            "batch at the same seed and offsets; catches streams that depend on the batch (size, position, neighbours)";
   }
   std::vector<std::string> ReportKeys() const override { return {"batch_invariance"}; }
+  bool KeysOptional() const override { return true; }  // null: not a batch row / no fast path
 
   json Evaluate(const CaseEvidence& e) const override {
     if (e.batch == nullptr || !e.batch->deterministic || e.batch->alone.empty()) return {{"batch_invariance", nullptr}};
@@ -414,6 +415,7 @@ class IndependenceCheck final : public CaseCheck {
            "same calls: independent seeds give independent tokens; catches reused seeds and shared streams";
   }
   std::vector<std::string> ReportKeys() const override { return {"independence"}; }
+  bool KeysOptional() const override { return true; }  // null: not a batch row / no fast path
   json Evaluate(const CaseEvidence& e) const override {
     if (e.batch == nullptr || e.batch->partner_sequence.empty()) return {{"independence", nullptr}};
     return {{"independence",
@@ -435,6 +437,7 @@ class SerialCheck final : public CaseCheck {
            "perfect marginal can still repeat itself from step to step (an offset not advanced)";
   }
   std::vector<std::string> ReportKeys() const override { return {"serial"}; }
+  bool KeysOptional() const override { return true; }  // null: not a batch row / no fast path
   json Evaluate(const CaseEvidence& e) const override {
     if (e.batch == nullptr || e.batch->sequence.size() < 4) return {{"serial", nullptr}};
     return {{"serial", ContingencyFields(e.batch->sequence, e.p0, {}, {}, true)}};
@@ -453,6 +456,7 @@ class AloneVsBatchCheck final : public CaseCheck {
            "the batch, on the head binning (NIST chi2samp)";
   }
   std::vector<std::string> ReportKeys() const override { return {"alone_vs_batch"}; }
+  bool KeysOptional() const override { return true; }  // null: not a batch row / no fast path
   json Evaluate(const CaseEvidence& e) const override {
     if (e.batch == nullptr || e.batch->alone_histogram.empty() || !e.binning.head.usable()) {
       return {{"alone_vs_batch", nullptr}};
@@ -487,6 +491,7 @@ class AgreementCheck final : public CaseCheck {
            "else a two-sample chi-square; the gate judges the kernel that ships, not only its fast path";
   }
   std::vector<std::string> ReportKeys() const override { return {"agreement"}; }
+  bool KeysOptional() const override { return true; }  // null: not a batch row / no fast path
 
   json Evaluate(const CaseEvidence& e) const override {
     if (e.agreement == nullptr || e.agreement->draws == 0) return {{"agreement", nullptr}};

@@ -92,7 +92,8 @@ class CaseCheck {
   // What the fields conclude for the case `c` (its plan: draws, alpha_plan). kParse when the fields are malformed
   // (a hand-edited or truncated report).
   virtual Result<std::vector<CheckOutcome>> Outcomes(const nlohmann::json& fields, const CaseResult& c) const = 0;
-  // Whether reports written before this check existed may lack its keys (read as null then).
+  // Whether reports written before this check existed may lack its keys (read as null then: the batch, agreement and
+  // equivalence checks, whose fields are null where they do not apply).
   virtual bool KeysOptional() const { return false; }
 };
 
