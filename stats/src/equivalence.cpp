@@ -390,6 +390,7 @@ Result<BinnedEquivalence> EquivalenceOverBinnings(const BinningPlan& plan,
 }
 
 Result<EquivalenceVerdict> JudgeEquivalence(std::span<const EquivalenceBound> bounds, double eps) {
+  constexpr double kCertifyProbability = 0.99;  // "enough draws": a correct sampler certifies with this probability
   if (Status st = CheckEps(eps); !st.ok()) return st.error();
   if (bounds.empty()) return InvalidArgument("bounds is empty: nothing to judge");
   EquivalenceVerdict v;
@@ -404,7 +405,7 @@ Result<EquivalenceVerdict> JudgeEquivalence(std::span<const EquivalenceBound> bo
     }
     v.draws = std::min(v.draws, b.draws);
     if (!(b.tv_upper < eps)) v.certified = false;
-    auto need = DrawsToCertifyTotalVariation(eps, b.alpha, b.cells);
+    auto need = DrawsToCertifyTotalVariation(eps, b.alpha, b.cells, kCertifyProbability);
     if (!need.ok()) return need.error();
     v.draws_to_certify = std::max(v.draws_to_certify, *need);
   }
@@ -417,10 +418,10 @@ Result<EquivalenceVerdict> JudgeEquivalence(std::span<const EquivalenceBound> bo
     v.lacks_draws = true;
     msg << "inconclusive for lack of draws: binned TV upper bound " << Format(v.tv_upper) << where
         << " >= eps = " << Format(eps) << "; a correct sampler needs about " << Format(v.draws_to_certify)
-        << " draws (median) to certify eps, this case drew " << v.draws;
+        << " draws to certify eps with probability 0.99, this case drew " << v.draws;
   } else {
     msg << "inconclusive: binned TV upper bound " << Format(v.tv_upper) << where << " >= eps = " << Format(eps)
-        << " although " << v.draws << " draws certify eps for a correct sampler (median need "
+        << " although " << v.draws << " draws certify eps for a correct sampler with probability 0.99 (need "
         << Format(v.draws_to_certify) << "): the data point at a distance near or above eps";
   }
   v.message = msg.str();

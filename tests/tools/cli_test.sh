@@ -52,6 +52,43 @@ case "$scenario" in
     expect_rc 0 "$bin" verify --suite smoke --sampler exact --baseline "$dir/ok.json" --progress none
     grep -q "A/B VERDICT: SAME" "$dir/out.txt" || fail "A/B not SAME"
     ;;
+  equivalence_verdict)
+    # The opposite verdict (docs/statistics.md, "Equivalence bounds"): upper confidence bounds on each row case's
+    # binned TV at its alpha (6.6e-7 here; coverage calibrated in tests/stats, so a false certificate of a sampler
+    # farther than eps has probability <= 6.6e-7 per case). Fixed seed 1: deterministic.
+    # exact on smoke (up to 2^20 draws per row case): every row case certifies TV 0.05 (a correct sampler's bound
+    # there is ~0.005-0.02; with probability >= 0.99 per case at these draws by DrawsToCertifyTotalVariation).
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --equivalence 0.05 --report "$dir/ok.json" \
+      --html "$dir/ok.html" --progress none
+    grep -Eq "; ([0-9]+) of \1 row cases certified within TV 0.05" "$dir/out.txt" || fail "not every row case certified"
+    grep -q '"equivalence": {' "$dir/ok.json" || fail "no equivalence in the report"
+    grep -q '"tv_upper"' "$dir/ok.json" || fail "no bounds in the report"
+    grep -q 'Equivalence bounds' "$dir/ok.html" || fail "no bounds in the HTML"
+    expect_rc 0 "$bin" gate "$dir/ok.json"
+    grep -q "row cases certified within TV 0.05" "$dir/out.txt" || fail "gate: no equivalence line"
+    # Without --equivalence the bounds are reported and judge nothing.
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --max-draws 20000 --progress none
+    grep -q "equivalence: largest binned TV upper bound" "$dir/out.txt" || fail "bounds not reported"
+    # Too few draws (--max-draws 2000): inconclusive for lack of draws, each such case named with the draws needed.
+    expect_rc 1 "$bin" run --suite smoke --sampler exact --seed 1 --equivalence 0.05 --max-draws 2000 --progress none
+    grep -q "inconclusive for lack of draws" "$dir/out.txt" || fail "lack of draws not named"
+    grep -q "a correct sampler needs about" "$dir/out.txt" || fail "draws needed not named"
+    grep -Eq "not a pass: equivalence within TV 0.05 not shown: [0-9]+ case\(s\) inconclusive" "$dir/out.txt" \
+      || fail "verdict problem missing"
+    # A real distance: topp-truncated-cdf (V3-nucleus: TV 0.095 from vllm) is never certified within 0.05 although
+    # its draws would certify a correct sampler; the gate of its report recomputes the same verdict.
+    expect_rc 1 "$bin" run --suite smoke --sampler mutant:topp-truncated-cdf --seed 1 --equivalence 0.05 \
+      --report "$dir/bad.json" --progress none
+    grep -q "FAIL    V3-nucleus: inconclusive: binned TV upper bound .* the data point at a distance near or above eps" \
+      "$dir/out.txt" || fail "V3 distance not named"
+    expect_rc 1 "$bin" gate "$dir/bad.json"
+    grep -q "equivalence within TV 0.05 not shown" "$dir/out.txt" || fail "gate: equivalence verdict not recomputed"
+    # Bad values: exit 2 naming the value.
+    expect_rc 2 "$bin" run --suite smoke --sampler exact --equivalence 1.5
+    grep -q "equivalence" "$dir/err.txt" || fail "bad --equivalence not named"
+    expect_rc 2 "$bin" run --suite smoke --sampler exact --equivalence-chi2 0.1
+    grep -q "needs --equivalence" "$dir/err.txt" || fail "--equivalence-chi2 alone accepted"
+    ;;
   ab_same)
     # Same rows (seed 1), independent draws (draw seed 2) of the same sampler: A/B false-alarm rate <= 1e-4 (Holm).
     expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --report "$dir/base.json" --progress none

@@ -115,8 +115,9 @@ Result<BinnedEquivalence> EquivalenceOverBinnings(const BinningPlan& plan,
                                                   std::span<const std::uint64_t> token_counts, double alpha);
 
 // The verdict on a target eps: certified when every bound's tv_upper < eps. Otherwise inconclusive, and either
-// for lack of draws (the case drew fewer than a correct sampler typically needs: draws_to_certify, the median
-// over its largest binning) or with enough draws (the data themselves point at a distance near or above eps).
+// for lack of draws (the case drew fewer than draws_to_certify: the draws at which a correct sampler certifies eps
+// with probability 0.99 on the bound that needs most) or with enough draws (the data themselves point at a distance
+// near or above eps: a correct sampler would have certified with probability >= 0.99).
 struct EquivalenceVerdict {
   bool certified = false;
   bool lacks_draws = false;        // inconclusive and draws < draws_to_certify
@@ -124,7 +125,7 @@ struct EquivalenceVerdict {
   double tv_upper = 0.0;           // the largest bound
   std::string worst_binning;       // where it was found
   std::uint64_t draws = 0;         // the fewest draws of the bounds judged
-  double draws_to_certify = 0.0;   // the most any bound's cells need for eps at its alpha (median, q = p0)
+  double draws_to_certify = 0.0;   // the most any bound's cells need for eps at its alpha (probability 0.99, q = p0)
   std::string message;
 };
 // bounds: one or more (e.g. BinnedEquivalence::binnings); eps in (0, 1).

@@ -25,8 +25,9 @@
 //              token, for deterministic samplers (the first differing draw shown); otherwise a two-sample p-value.
 //   equivalence  upper confidence bounds on the TV and the chi-square divergence between the sampler and the
 //              reference on each usable binning, at the case's alpha (stats/equivalence.h), always reported. With
-//              --equivalence EPS: hard, the case is certified only when every bound is < EPS; otherwise it is
-//              inconclusive, with the draws a correct sampler would need. Reports before this check have none.
+//              --equivalence EPS: hard for row cases (batch rows, a few thousand draws each for batch faults, only
+//              report theirs): the case is certified only when every bound is < EPS; otherwise it is inconclusive,
+//              with the draws a correct sampler would need. Reports before this check have none.
 #pragma once
 
 #include <cstdint>
@@ -145,7 +146,7 @@ struct StoredEquivalence {  // the equivalence check's fields
   std::string worst_binning;     // where the largest TV bound was found
   double eps = 0.0;              // --equivalence (0: not asked)
   double chi2_eps = 0.0;         // --equivalence-chi2 (0: not asked)
-  bool certified = false;        // eps > 0: every bound below eps
+  bool certified = false;        // eps > 0 and a row case (batch rows are not judged): every bound below eps
   bool lacks_draws = false;      // inconclusive with fewer draws than a correct sampler needs for eps
   double draws_to_certify = 0.0; // the median draws a correct sampler needs for eps on the largest binning
 };
