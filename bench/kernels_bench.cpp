@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "copy_bandwidth.h"
 #include "samplecheck/kernels/sampling.h"
 
 namespace {
@@ -62,30 +63,7 @@ Inputs& GetInputs() {
     if (cudaMalloc(&r.tokens, kMaxRows * sizeof(int32_t)) != cudaSuccess) return r;
     cudaMemcpy(r.fp32, host.data(), n * sizeof(float), cudaMemcpyHostToDevice);
     cudaMemcpy(r.bf16, host16.data(), n * sizeof(uint16_t), cudaMemcpyHostToDevice);
-    // Copy bandwidth: 1 GiB device-to-device, median of 10.
-    const size_t bytes = size_t{1} << 30;
-    void *a = nullptr, *b = nullptr;
-    if (cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess) {
-      cudaEvent_t e0, e1;
-      cudaEventCreate(&e0);
-      cudaEventCreate(&e1);
-      std::vector<float> ms;
-      for (int i = 0; i < 12; ++i) {
-        cudaEventRecord(e0);
-        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float t = 0;
-        cudaEventElapsedTime(&t, e0, e1);
-        if (i >= 2) ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      r.copy_bytes_per_second = 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
-    }
-    cudaFree(a);
-    cudaFree(b);
+    r.copy_bytes_per_second = samplecheck::bench::CopyBytesPerSecond();  // the read + write floor
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
     std::printf("device: %s, %d SMs; device-to-device copy %.2f TB/s (read+write)\n", prop.name,

@@ -40,6 +40,7 @@
 #include <flashinfer/sampling.cuh>
 #include <flashinfer/topk.cuh>
 
+#include "copy_bandwidth.h"
 #include "samplecheck/kernels/sampling.h"
 
 namespace {
@@ -113,33 +114,6 @@ Stats TimeGraph(cudaStream_t stream, const Options& o, const std::function<void(
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   return s;
-}
-
-double CopyBytesPerSecond() {
-  const size_t bytes = size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
-  CHECK_CUDA(cudaMalloc(&a, bytes));
-  CHECK_CUDA(cudaMalloc(&b, bytes));
-  CHECK_CUDA(cudaMemset(a, 1, bytes));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> ms;
-  for (int i = 0; i < 12; ++i) {
-    cudaEventRecord(e0);
-    cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float t = 0;
-    cudaEventElapsedTime(&t, e0, e1);
-    if (i >= 2) ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  cudaFree(a);
-  cudaFree(b);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3);
 }
 
 struct Filter {
@@ -464,7 +438,11 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-  const double copy_rate = CopyBytesPerSecond();
+  const double copy_rate = samplecheck::bench::CopyBytesPerSecond();
+  if (copy_rate <= 0) {
+    std::fprintf(stderr, "sampler_compare_bench: could not measure the copy bandwidth (two 1 GiB buffers)\n");
+    return 1;
+  }
   std::printf("# device: %s, %d SMs\n# copy_tbps: %.3f\n# vocab: %lld\n", prop.name, prop.multiProcessorCount,
               copy_rate / 1e12, static_cast<long long>(o.vocab));
   std::printf("kind,impl,dtype,batch,filter,median_us,p10_us,p90_us,floor_us\n");
