@@ -46,7 +46,7 @@ const std::vector<KernelMutant>& KernelMutants() {
       {KernelFault::kMinPFromRowZero, "disabled values that are not no-ops",
        "a min-p scalar broadcast over per-row values",
        "rows with min_p = 0 run min-p with batch row 0's min_p", "params", "property:batch-invariance", false},
-      {KernelFault::kDrawMirrored, "fast path that is not the shipped kernel",
+      {KernelFault::kDrawMirrored, "draw step alone",
        "a draw step changed while the counting fast path stays correct (RL replay: token-for-token)",
        "the sampling kernel's draw step walks the CDF with 1 - u (same law, other tokens); counts go through the "
        "correct fast path",

@@ -352,23 +352,11 @@ Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool determ
     a.error = st.error().ToString();
     return a;
   }
-  // Sample on replicated rows: draw i at offset + i.
+  // The sampling call on the repeated row: draw i at offset + i.
   std::vector<int32_t> sequence(m, kInvalidToken);
-  const uint64_t per_call = std::max<uint64_t>(1, std::min<uint64_t>({4096, m, (uint64_t{64} << 20) / (4 * vocab)}));
-  std::vector<float> logits(per_call * vocab);
-  for (uint64_t k = 0; k < per_call; ++k) std::copy(row.begin(), row.end(), logits.begin() + k * vocab);
-  std::vector<SamplingParams> batch_params(per_call, params);
-  for (uint64_t done = 0; done < m;) {
-    const uint64_t n = std::min(per_call, m - done);
-    for (uint64_t k = 0; k < n; ++k) batch_params[k].offset = params.offset + done + k;
-    const RowBatch batch{logits.data(), static_cast<int64_t>(n), static_cast<int64_t>(vocab),
-                         static_cast<int64_t>(vocab)};
-    if (Status st = sampler.Sample(batch, std::span(batch_params).first(n), std::span(sequence).subspan(done, n));
-        !st.ok()) {
-      a.error = st.error().ToString();
-      return a;
-    }
-    done += n;
+  if (Status st = sampler.SampleRepeated(row, params, sequence); !st.ok()) {
+    a.error = st.error().ToString();
+    return a;
   }
   uint64_t sampled_invalid = 0;
   auto histogram_of = [&](uint64_t lo, uint64_t hi, std::vector<uint64_t>& h, uint64_t& invalid) {
@@ -741,8 +729,8 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     }
     for (size_t i = probe_case; i < prepared.size() && total_draws > 0; i = prepared.size()) {
       const PreparedCase& pc = prepared[i];
-      // Two counts, 2^12 and 2^20 draws: their difference is the rate, free of the per-call cost (a distribution
-      // computed, a kernel planned) that one short count would mistake for slowness.
+      // Two counts, 2^12 and 2^20 (or more) draws: their difference is the rate, free of the per-call cost (a
+      // distribution computed, a kernel planned) that one short count would mistake for slowness.
       auto timed = [&](uint64_t n) -> double {
         std::vector<uint64_t> histogram(pc.row.size(), 0);
         uint64_t invalid = 0;
@@ -750,8 +738,16 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
         const Status st = samplers[0]->CountDraws(pc.row, pc.result.params, n, histogram, &invalid);
         return st.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() : -1.0;
       };
-      const uint64_t small = 1 << 12, large = 1 << 20;
-      const double t_small = timed(small), t_large = timed(large);
+      // The large count grows (x4) until it takes 50 ms: a GPU draws 2^20 in well under a millisecond, where the
+      // per-call cost and timer noise would decide the rate.
+      const uint64_t small = 1 << 12;
+      uint64_t large = 1 << 20;
+      const double t_small = timed(small);
+      double t_large = timed(large);
+      while (t_small >= 0 && t_large >= 0 && t_large - t_small < 0.05 && large < (uint64_t{1} << 32)) {
+        large *= 4;
+        t_large = timed(large);
+      }
       if (t_small >= 0 && t_large > t_small) {
         plan.draws_per_second = double(large - small) / (t_large - t_small) * jobs;
         plan.estimated_seconds = double(total_draws) / plan.draws_per_second;

@@ -54,21 +54,15 @@ Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& par
     return InvalidArgument("histogram has " + std::to_string(histogram.size()) + " cells, the row has " +
                            std::to_string(vocab) + " tokens");
   }
-  // Replicate the row into a batch (row_stride 0 would alias; the batch is explicit so samplers that assume
-  // distinct rows stay correct) and draw in chunks.
-  // At most 4096 rows and at most 64 MiB of replicated logits per chunk (a 1e6-token row is 4 MB): default_count.h.
-  const uint64_t rows = std::min(DefaultCountBatchRows(row.size()), std::max<uint64_t>(draws, 1));
-  std::vector<float> replicated(rows * row.size());
-  for (uint64_t r = 0; r < rows; ++r) std::copy(row.begin(), row.end(), replicated.begin() + r * row.size());
-  std::vector<SamplingParams> batch_params(rows, params);
-  std::vector<int32_t> tokens(rows);
+  // Chunks of SampleRepeated, each a whole number of its batches (default_count.h).
+  const uint64_t chunk = std::min<uint64_t>(std::max<uint64_t>(draws, 1), 16 * DefaultCountBatchRows(row.size()));
+  std::vector<int32_t> tokens(chunk);
   uint64_t invalid = 0;
   for (uint64_t done = 0; done < draws;) {
-    const uint64_t n = std::min(rows, draws - done);
-    for (uint64_t i = 0; i < n; ++i) batch_params[i].offset = params.offset + done + i;
-    RowBatch batch{replicated.data(), static_cast<int64_t>(n), vocab, vocab};
-    Status st = Sample(batch, std::span(batch_params).first(n), std::span(tokens).first(n));
-    if (!st.ok()) return st;
+    const uint64_t n = std::min(chunk, draws - done);
+    SamplingParams at = params;
+    at.offset = params.offset + done;
+    if (Status st = SampleRepeated(row, at, std::span(tokens).first(n)); !st.ok()) return st;
     for (uint64_t i = 0; i < n; ++i) {
       const int32_t t = tokens[i];
       if (t < 0 || t >= vocab) {
@@ -80,6 +74,27 @@ Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& par
     done += n;
   }
   if (invalid_draws) *invalid_draws += invalid;
+  return Status::Ok();
+}
+
+Status Sampler::SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens) {
+  const int64_t vocab = static_cast<int64_t>(row.size());
+  const uint64_t draws = tokens.size();
+  // Replicate the row into a batch (row_stride 0 would alias; the batch is explicit so samplers that assume
+  // distinct rows stay correct) and draw in chunks.
+  // At most 4096 rows and at most 64 MiB of replicated logits per chunk (a 1e6-token row is 4 MB): default_count.h.
+  const uint64_t rows = std::min(DefaultCountBatchRows(row.size()), std::max<uint64_t>(draws, 1));
+  std::vector<float> replicated(rows * row.size());
+  for (uint64_t r = 0; r < rows; ++r) std::copy(row.begin(), row.end(), replicated.begin() + r * row.size());
+  std::vector<SamplingParams> batch_params(rows, params);
+  for (uint64_t done = 0; done < draws;) {
+    const uint64_t n = std::min(rows, draws - done);
+    for (uint64_t i = 0; i < n; ++i) batch_params[i].offset = params.offset + done + i;
+    RowBatch batch{replicated.data(), static_cast<int64_t>(n), vocab, vocab};
+    Status st = Sample(batch, std::span(batch_params).first(n), tokens.subspan(done, n));
+    if (!st.ok()) return st;
+    done += n;
+  }
   return Status::Ok();
 }
 

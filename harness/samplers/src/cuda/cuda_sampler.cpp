@@ -214,35 +214,19 @@ class CudaSampler final : public Sampler {
                    : kernels::SampleFromLogits(lb, kp, kernel_profile_, tokens, nullptr, stream_);
   }
 
-  // What Sampler::CountDraws does (draw i of the row with offset params.offset + i, through Sample's kernel), with
-  // the row uploaded once: each batch is kBatch index-replicated copies of it (row_indices all 0).
+  // What Sampler::CountDraws does (draw i of the row with offset params.offset + i, through Sample's kernel): the
+  // draws of SampleRepeated, counted on the host.
   Status CountDrawsThroughLauncher(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                                    std::span<uint64_t> histogram, uint64_t* invalid_draws) {
-    constexpr uint64_t kBatch = 65536;
-    const uint64_t rows = std::min<uint64_t>(kBatch, std::max<uint64_t>(draws, 1));
-    if (Status st = UploadRow(row); !st.ok()) return st;
-    if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
-    if (Status st = indices_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
-    SC_CUDA(cudaMemsetAsync(indices_.As<int32_t>(), 0, rows * sizeof(int32_t), stream_));
-    std::vector<SamplingParams> batch_params(rows, params);
-    std::vector<int32_t> tokens(rows);
+    constexpr uint64_t kChunk = uint64_t{1} << 20;
+    std::vector<int32_t> tokens(std::min(kChunk, std::max<uint64_t>(draws, 1)));
     const int64_t vocab = static_cast<int64_t>(row.size());
     uint64_t invalid = 0;
     for (uint64_t done = 0; done < draws;) {
-      const uint64_t n = std::min(rows, draws - done);
-      for (uint64_t i = 0; i < n; ++i) batch_params[i].offset = params.offset + done + i;
-      const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(std::span(batch_params).first(n));
-      kernels::LogitsBatch lb;
-      lb.dtype = kernels::DType::kFloat32;
-      lb.data = logits_.As<float>();
-      lb.vocab = vocab;
-      lb.logits_rows = 1;
-      lb.batch = static_cast<int64_t>(n);
-      lb.row_indices = indices_.As<int32_t>();
-      if (Status st = FromKernels(Launch(lb, columns.View(), tokens_.As<int32_t>())); !st.ok()) return st;
-      SC_CUDA(cudaMemcpyAsync(tokens.data(), tokens_.As<int32_t>(), n * sizeof(int32_t), cudaMemcpyDeviceToHost,
-                              stream_));
-      SC_CUDA(cudaStreamSynchronize(stream_));
+      const uint64_t n = std::min<uint64_t>(tokens.size(), draws - done);
+      SamplingParams at = params;
+      at.offset = params.offset + done;
+      if (Status st = SampleRepeated(row, at, std::span(tokens).first(n)); !st.ok()) return st;
       for (uint64_t i = 0; i < n; ++i) {
         const int32_t t = tokens[i];
         if (t < 0 || t >= vocab) {
@@ -257,6 +241,45 @@ class CudaSampler final : public Sampler {
     return Status::Ok();
   }
 
+ public:
+  // The sampling call on one row repeated through the kernel's row indirection (every batch row reads logits row
+  // 0), so the row crosses to the device once: batches of 2^16 rows with offsets offset + i.
+  Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens) override {
+    if (Status st = CheckCountDrawsArgs(row, params, row.size(), profile_); !st.ok()) return st;
+    const uint64_t draws = tokens.size();
+    if (row.empty()) {
+      for (int32_t& t : tokens) t = kInvalidToken;
+      return Status::Ok();
+    }
+    constexpr uint64_t kBatch = 65536;
+    const uint64_t rows = std::min<uint64_t>(kBatch, std::max<uint64_t>(draws, 1));
+    if (Status st = UploadRow(row); !st.ok()) return st;
+    if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    if (Status st = indices_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
+    SC_CUDA(cudaMemsetAsync(indices_.As<int32_t>(), 0, rows * sizeof(int32_t), stream_));
+    std::vector<SamplingParams> batch_params(rows, params);
+    const int64_t vocab = static_cast<int64_t>(row.size());
+    for (uint64_t done = 0; done < draws;) {
+      const uint64_t n = std::min(rows, draws - done);
+      for (uint64_t i = 0; i < n; ++i) batch_params[i].offset = params.offset + done + i;
+      const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(std::span(batch_params).first(n));
+      kernels::LogitsBatch lb;
+      lb.dtype = kernels::DType::kFloat32;
+      lb.data = logits_.As<float>();
+      lb.vocab = vocab;
+      lb.logits_rows = 1;
+      lb.batch = static_cast<int64_t>(n);
+      lb.row_indices = indices_.As<int32_t>();
+      if (Status st = FromKernels(Launch(lb, columns.View(), tokens_.As<int32_t>())); !st.ok()) return st;
+      SC_CUDA(cudaMemcpyAsync(tokens.data() + done, tokens_.As<int32_t>(), n * sizeof(int32_t),
+                              cudaMemcpyDeviceToHost, stream_));
+      SC_CUDA(cudaStreamSynchronize(stream_));
+      done += n;
+    }
+    return Status::Ok();
+  }
+
+ private:
   Status UploadRow(std::span<const float> row) {
     if (Status st = logits_.Reserve(row.size() * sizeof(float)); !st.ok()) return st;
     SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), row.data(), row.size() * sizeof(float), cudaMemcpyHostToDevice,

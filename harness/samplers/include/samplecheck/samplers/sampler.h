@@ -64,6 +64,13 @@ class Sampler {
   // never a crash). Default: batches of Sample over the replicated row.
   virtual Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                             std::span<uint64_t> histogram, uint64_t* invalid_draws);
+
+  // tokens.size() draws of one row through the sampler's sampling call (Sample's path, never a counting fast path):
+  // token i is the draw at offset params.offset + i, kInvalidToken where the row cannot be sampled. What the
+  // campaign's agreement check compares the counting fast path with. Default: batches of Sample over the replicated
+  // row; a sampler whose sampling call can repeat one row without copying it (the cuda sampler: index indirection)
+  // overrides it.
+  virtual Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens);
 };
 
 // The argument checks of the Sampler contract, shared by the samplers. Each error is kInvalidArgument and names
