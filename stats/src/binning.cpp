@@ -138,6 +138,12 @@ Result<BinningPlan> PlanBinnings(std::span<const double> p0, double planned_draw
     return p0[a] != p0[b] ? p0[a] > p0[b] : a < b;
   });
   const std::size_t S = plan.tokens_by_rank.size();
+  if (S > 0) {
+    plan.top_probability = static_cast<double>(prob(plan.tokens_by_rank[0]));
+    Mass rest = 0;
+    for (std::size_t r = 1; r < S; ++r) rest += prob(plan.tokens_by_rank[r]);
+    plan.rest_probability = static_cast<double>(rest);
+  }
 
   // Head tokens: rank order, expected count >= min_expected, capped.
   std::size_t h = 0;

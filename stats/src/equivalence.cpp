@@ -17,6 +17,7 @@
 #include <boost/math/tools/roots.hpp>
 
 #include "argument_checks.h"
+#include "samplecheck/stats/exact_tests.h"
 
 namespace samplecheck::stats {
 namespace {
@@ -353,6 +354,43 @@ Result<double> DrawsToCertifyTotalVariation(double eps, double alpha, std::uint6
   });
 }
 
+namespace {
+
+constexpr double kMinExpectedForTwoCells = 10.0;  // BinningOptions::min_expected: a cell's least expected count
+
+// The bound of a dominant token: k = its draws among the n in-support draws, [L, U] the Clopper-Pearson interval at
+// confidence 1 - alpha (alpha / 2 per side, exact); |q_top - p0_top| <= d = max(U - p0_top, p0_top - L) with
+// probability >= 1 - alpha, and TV(q, p0) <= d + p0_rest (the other tokens move at most d + p0_rest of mass).
+Result<EquivalenceBound> TwoCellTopBound(const BinningPlan& plan, std::span<const std::uint64_t> token_counts,
+                                         double alpha) {
+  std::uint64_t n = 0;
+  for (const std::uint32_t t : plan.tokens_by_rank) n += token_counts[t];
+  if (n == 0) return InvalidArgument("no in-support draws to bound");
+  const std::uint64_t k = token_counts[plan.tokens_by_rank[0]];
+  auto ci = ClopperPearsonInterval(k, n, 1.0 - alpha);
+  if (!ci.ok()) return ci.error();
+  const double p_top = plan.top_probability, p_rest = plan.rest_probability;
+  const double d = std::max({0.0, ci->upper - p_top, p_top - ci->lower});
+  EquivalenceBound b;
+  b.binning = "top";
+  b.draws = n;
+  b.cells = 2;
+  b.alpha = alpha;
+  const double q_top = double(k) / double(n);
+  b.tv_point = std::abs(q_top - p_top);
+  b.chi2_point = p_rest > 0 ? b.tv_point * b.tv_point * (1 / p_top + 1 / p_rest) : 0.0;
+  b.tv_upper_l1 = std::min(1.0, d + p_rest);
+  b.tv_upper_hellinger = b.tv_upper_l1;
+  b.tv_upper = b.tv_upper_l1;
+  b.chi2_upper = p_rest > 0 ? d * d * (1 / p_top + 1 / p_rest) : 0.0;
+  b.tv_method = "two cells, the top token and the rest (rest too small for a cell): exact Clopper-Pearson on the top "
+                "token, plus the rest's mass; a token-level bound";
+  b.chi2_method = "the two cells at the Clopper-Pearson bound";
+  return b;
+}
+
+}  // namespace
+
 Result<BinnedEquivalence> EquivalenceOverBinnings(const BinningPlan& plan,
                                                   std::span<const std::uint64_t> token_counts, double alpha) {
   if (Status st = CheckProbabilityOpen("alpha", alpha); !st.ok()) return st.error();
@@ -367,6 +405,16 @@ Result<BinnedEquivalence> EquivalenceOverBinnings(const BinningPlan& plan,
   const auto usable = plan.UsableBinnings();
   if (usable.empty()) {
     if (plan.tokens_by_rank.size() == 1) return out;  // one support token: the in-support law is p0 exactly
+    // One dominant token whose rest cannot make a cell (p0_rest N < 10): the two cells {top, rest} bound it
+    // exactly, and since TV(q, p0) <= |q_top - p0_top| + p0_rest, at the token level.
+    if (plan.rest_probability * plan.planned_draws < kMinExpectedForTwoCells) {
+      auto two = TwoCellTopBound(plan, token_counts, alpha);
+      if (!two.ok()) return two.error();
+      out.tv_upper = two->tv_upper;
+      out.chi2_upper = two->chi2_upper;
+      out.binnings.push_back(std::move(*two));
+      return out;
+    }
     std::ostringstream msg;
     msg << "no usable binning: " << plan.tokens_by_rank.size() << " support tokens and planned_draws = "
         << plan.planned_draws << " give no two cells of expected count >= 10; plan more draws";

@@ -353,5 +353,40 @@ TEST(EquivalenceTest, OverBinningsTakesTheMaxAndCountsViolations) {
   EXPECT_EQ(single->tv_upper, 0.0);
 }
 
+// A dominant token whose rest cannot make a cell (p0_rest N < 10; a generated case of standard on an H100 had 9583
+// support tokens and 1.5e7 draws and no binning): the two cells {top, rest}, exact Clopper-Pearson, plus the rest's
+// mass bound the token-level TV. A correct sampler is certified far below 1e-3; a sampler that moves 1e-4 of mass
+// off the top token is not certified below it.
+TEST(EquivalenceTest, ADominantTokenIsBoundedByTwoExactCells) {
+  std::vector<double> p0(1000, 1e-10);
+  p0[7] = 1.0;  // rest mass ~1e-7: 1.5 expected draws at N = 1.5e7
+  const double n = 1.5e7;
+  const Result<BinningPlan> plan = PlanBinnings(p0, n);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_TRUE(plan->UsableBinnings().empty());
+  EXPECT_NEAR(plan->rest_probability, 999e-10 / (1 + 999e-10), 1e-18);  // normalized
+  std::vector<std::uint64_t> counts(1000, 0);
+  counts[7] = 15000000 - 2;
+  counts[3] = 2;
+  const auto eq = EquivalenceOverBinnings(*plan, counts, 1e-6);
+  ASSERT_TRUE(eq.ok()) << eq.error().message;
+  ASSERT_EQ(eq->binnings.size(), 1u);
+  EXPECT_EQ(eq->binnings[0].binning, "top");
+  EXPECT_GT(eq->tv_upper, plan->rest_probability);
+  EXPECT_LT(eq->tv_upper, 3e-6);  // ~ (2 + ln(1/alpha)) / N
+  const Result<EquivalenceVerdict> v = JudgeEquivalence(eq->binnings, 1e-3);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->certified) << v->message;
+
+  counts[7] = 15000000 - 1500;  // 1e-4 of the mass moved off the top token
+  counts[3] = 1500;
+  const auto off = EquivalenceOverBinnings(*plan, counts, 1e-6);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_GE(off->tv_upper, 1e-4);  // covers the true distance
+  const Result<EquivalenceVerdict> w = JudgeEquivalence(off->binnings, 1e-4);
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(w->certified) << w->message;
+}
+
 }  // namespace
 }  // namespace samplecheck::stats

@@ -15,12 +15,19 @@
 namespace samplecheck::harness {
 namespace {
 
+// Draw counts as people read them: 895, 2.1e6, 2e7 (two significant digits from 1e4 on).
 std::string Compact(double n) {
   std::ostringstream out;
-  if (n < 1e4) {
-    out << static_cast<uint64_t>(std::ceil(n));
+  if (!(n < 1e4)) {
+    int exponent = static_cast<int>(std::floor(std::log10(n)));
+    double mantissa = std::round(n / std::pow(10.0, exponent) * 10) / 10;
+    if (mantissa >= 10) {
+      mantissa /= 10;
+      ++exponent;
+    }
+    out << mantissa << "e" << exponent;
   } else {
-    out << std::setprecision(2) << n;
+    out << static_cast<uint64_t>(std::ceil(n));
   }
   return out.str();
 }

@@ -74,6 +74,8 @@ struct BinningPlan {
   std::vector<std::uint32_t> tokens_by_rank;    // support tokens by p0 descending, ties by id ascending
   std::uint32_t head_tokens = 0;                // tokens_by_rank[0, head_tokens) are head tokens
   std::vector<std::uint32_t> forbidden_tokens;  // p0 == 0, ascending id
+  double top_probability = 0.0;   // p0 of tokens_by_rank[0] (normalized; 0 without support)
+  double rest_probability = 0.0;  // p0 of the other support tokens, summed directly (exact where it is tiny)
   Binning head;
   Binning tail;
   Binning hash;
