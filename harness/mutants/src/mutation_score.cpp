@@ -279,19 +279,36 @@ std::string FormatMutantRowProgress(const MutantRow& r, bool verbose) {
   return os.str();
 }
 
+// A Markdown table cell: '|' escaped (max-|z| stays one cell).
+static std::string Cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string FormatMutationScore(const MutationScore& s, bool markdown) {
   std::ostringstream os;
   if (markdown) {
     os << "| mutant | bug class | verdict | caught by | needed |\n|---|---|---|---|---|\n";
     for (const MutantRow& r : s.rows) {
-      os << "| " << r.name << " | " << r.bug_class << " | " << r.Verdict() << " | " << r.CaughtBy() << " | "
-         << r.Needed() << " |\n";
+      os << "| " << Cell(r.name) << " | " << Cell(r.bug_class) << " | " << r.Verdict() << " | " << Cell(r.CaughtBy())
+         << " | " << Cell(r.Needed()) << " |\n";
     }
   } else {
-    os << std::left << std::setw(30) << "mutant" << std::setw(38) << "bug class" << std::setw(12) << "verdict"
+    // Columns as wide as their longest entry (plus a space), never narrower than the headers' usual widths.
+    size_t name_w = 30, class_w = 38;
+    for (const MutantRow& r : s.rows) {
+      name_w = std::max(name_w, r.name.size() + 1);
+      class_w = std::max(class_w, r.bug_class.size() + 1);
+    }
+    const int nw = static_cast<int>(name_w), cw = static_cast<int>(class_w);
+    os << std::left << std::setw(nw) << "mutant" << std::setw(cw) << "bug class" << std::setw(12) << "verdict"
        << std::setw(24) << "needed" << "caught by\n";
     for (const MutantRow& r : s.rows) {
-      os << std::left << std::setw(30) << r.name << std::setw(38) << r.bug_class << std::setw(12) << r.Verdict()
+      os << std::left << std::setw(nw) << r.name << std::setw(cw) << r.bug_class << std::setw(12) << r.Verdict()
          << std::setw(24) << r.Needed() << r.CaughtBy() << "\n";
     }
   }
@@ -311,8 +328,8 @@ std::string FormatMutantFamily(std::string_view family, bool markdown) {
   for (const MutantInfo& m : MutantFamily(family)) {
     if (m.bug_class == "control") continue;
     if (markdown) {
-      os << "| " << m.name << " | " << m.bug_class << " | " << m.hook << " | " << m.source << " | " << m.fault
-         << " |\n";
+      os << "| " << Cell(m.name) << " | " << Cell(m.bug_class) << " | " << Cell(m.hook) << " | " << Cell(m.source)
+         << " | " << Cell(m.fault) << " |\n";
     } else {
       os << std::left << std::setw(30) << m.name << std::setw(38) << m.bug_class << m.fault << "\n"
          << std::setw(30) << "" << "source: " << m.source << "\n";
