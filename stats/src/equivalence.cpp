@@ -149,10 +149,21 @@ double LogProperSubsets(std::uint64_t K) {
   return static_cast<double>(K) * std::log(2.0) + tail;
 }
 
+// 4 significant digits; counts from 1e4 on as 1.763e4 (never 1.763e+04).
 std::string Format(double v) {
   std::ostringstream out;
   out.precision(4);
-  out << v;
+  if (std::isfinite(v) && v >= 1e4) {
+    int exponent = static_cast<int>(std::floor(std::log10(v)));
+    double mantissa = std::round(v / std::pow(10.0, exponent) * 1000) / 1000;
+    if (mantissa >= 10) {
+      mantissa /= 10;
+      ++exponent;
+    }
+    out << mantissa << "e" << exponent;
+  } else {
+    out << v;
+  }
   return out.str();
 }
 
