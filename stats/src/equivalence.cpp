@@ -17,6 +17,7 @@
 #include <boost/math/tools/roots.hpp>
 
 #include "argument_checks.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/stats/exact_tests.h"
 
 namespace samplecheck::stats {
@@ -153,17 +154,8 @@ double LogProperSubsets(std::uint64_t K) {
 std::string Format(double v) {
   std::ostringstream out;
   out.precision(4);
-  if (std::isfinite(v) && v >= 1e4) {
-    int exponent = static_cast<int>(std::floor(std::log10(v)));
-    double mantissa = std::round(v / std::pow(10.0, exponent) * 1000) / 1000;
-    if (mantissa >= 10) {
-      mantissa /= 10;
-      ++exponent;
-    }
-    out << mantissa << "e" << exponent;
-  } else {
-    out << v;
-  }
+  if (std::isfinite(v) && v >= 1e4) return FormatMantissaExponent(v, 4);
+  out << v;
   return out.str();
 }
 

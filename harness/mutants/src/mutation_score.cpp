@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "samplecheck/campaign/campaign.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/samplers/mutants.h"
 #include "samplecheck/samplers/sampler_registry.h"
@@ -19,13 +20,7 @@ namespace {
 std::string Compact(double n) {
   std::ostringstream out;
   if (!(n < 1e4)) {
-    int exponent = static_cast<int>(std::floor(std::log10(n)));
-    double mantissa = std::round(n / std::pow(10.0, exponent) * 10) / 10;
-    if (mantissa >= 10) {
-      mantissa /= 10;
-      ++exponent;
-    }
-    out << mantissa << "e" << exponent;
+    out << FormatMantissaExponent(n, 2);
   } else {
     out << static_cast<uint64_t>(std::ceil(n));
   }

@@ -9,6 +9,7 @@
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/files.h"
+#include "samplecheck/core/format.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -284,21 +285,17 @@ Result<CampaignReport> ReportFromJson(const json& j) {
 }
 
 std::string FormatCount(double count) {
-  char buf[64];
   if (!(count >= 0) || !std::isfinite(count)) {
+    char buf[64];
     std::snprintf(buf, sizeof buf, "%g", count);
-  } else if (count < 1e5) {
-    std::snprintf(buf, sizeof buf, "%.0f", count);
-  } else {
-    int exponent = static_cast<int>(std::floor(std::log10(count)));
-    double mantissa = count / std::pow(10.0, exponent);
-    if (std::round(mantissa * 100) / 100 >= 10) {  // 9.996e9 rounds to 10.0: write 1e10
-      mantissa /= 10;
-      ++exponent;
-    }
-    std::snprintf(buf, sizeof buf, "%.3ge%d", mantissa, exponent);
+    return buf;
   }
-  return buf;
+  if (count < 1e5) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", count);
+    return buf;
+  }
+  return FormatMantissaExponent(count, 3);
 }
 
 std::string FormatSummary(const CampaignReport& r) {

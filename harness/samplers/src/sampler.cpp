@@ -47,6 +47,17 @@ Result<std::vector<double>> Sampler::ProcessedDistribution(std::span<const float
   return Unsupported(Name() + " does not expose its processed distribution");
 }
 
+void AddToHistogram(std::span<const int32_t> tokens, std::span<uint64_t> histogram, uint64_t* invalid) {
+  const int64_t vocab = static_cast<int64_t>(histogram.size());
+  for (const int32_t t : tokens) {
+    if (t < 0 || t >= vocab) {
+      ++*invalid;
+    } else {
+      ++histogram[static_cast<size_t>(t)];
+    }
+  }
+}
+
 Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                            std::span<uint64_t> histogram, uint64_t* invalid_draws) {
   const int64_t vocab = static_cast<int64_t>(row.size());
@@ -63,14 +74,7 @@ Status Sampler::CountDraws(std::span<const float> row, const SamplingParams& par
     SamplingParams at = params;
     at.offset = params.offset + done;
     if (Status st = SampleRepeated(row, at, std::span(tokens).first(n)); !st.ok()) return st;
-    for (uint64_t i = 0; i < n; ++i) {
-      const int32_t t = tokens[i];
-      if (t < 0 || t >= vocab) {
-        ++invalid;
-      } else {
-        ++histogram[t];
-      }
-    }
+    AddToHistogram(std::span(tokens).first(n), histogram, &invalid);
     done += n;
   }
   if (invalid_draws) *invalid_draws += invalid;

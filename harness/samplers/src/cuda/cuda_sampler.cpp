@@ -220,21 +220,13 @@ class CudaSampler final : public Sampler {
                                    std::span<uint64_t> histogram, uint64_t* invalid_draws) {
     constexpr uint64_t kChunk = uint64_t{1} << 20;
     std::vector<int32_t> tokens(std::min(kChunk, std::max<uint64_t>(draws, 1)));
-    const int64_t vocab = static_cast<int64_t>(row.size());
     uint64_t invalid = 0;
     for (uint64_t done = 0; done < draws;) {
       const uint64_t n = std::min<uint64_t>(tokens.size(), draws - done);
       SamplingParams at = params;
       at.offset = params.offset + done;
       if (Status st = SampleRepeated(row, at, std::span(tokens).first(n)); !st.ok()) return st;
-      for (uint64_t i = 0; i < n; ++i) {
-        const int32_t t = tokens[i];
-        if (t < 0 || t >= vocab) {
-          ++invalid;
-        } else {
-          ++histogram[static_cast<size_t>(t)];
-        }
-      }
+      AddToHistogram(std::span(tokens).first(n), histogram, &invalid);
       done += n;
     }
     if (invalid_draws) *invalid_draws += invalid;

@@ -73,6 +73,9 @@ class Sampler {
   virtual Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens);
 };
 
+// Adds tokens to histogram (size vocab); a token outside [0, vocab) (kInvalidToken included) counts in *invalid.
+void AddToHistogram(std::span<const int32_t> tokens, std::span<uint64_t> histogram, uint64_t* invalid);
+
 // The argument checks of the Sampler contract, shared by the samplers. Each error is kInvalidArgument and names
 // the value and what is allowed.
 // The batch is well formed (rows >= 0, row_stride >= vocab >= min_vocab, logits set when rows > 0) and there is
