@@ -38,6 +38,16 @@ class PluginSampler : public ::testing::TestWithParam<Mode> {
     return sampler.ok() ? std::move(sampler).value() : nullptr;
   }
 
+  // One row of 10 tokens sampled by the contract-breaking plugin in `mode`: the call's status.
+  static Status SampleOneRowBreaking(const std::string& mode) {
+    auto plugin = LoadContractBreaking(mode);
+    if (!plugin) return InternalError("the contract-breaking plugin did not load in mode " + mode);
+    const auto row = GaussianRow(10, 1);
+    std::vector<SamplingParams> params(1);
+    std::vector<int32_t> tokens(1);
+    return plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  }
+
   static Error LoadError(const std::string& path, const std::string& config = "") {
     auto sampler = Make(path, config);
     EXPECT_FALSE(sampler.ok()) << path << " loaded";
@@ -186,12 +196,7 @@ TEST_P(PluginSampler, OutOfRangeTokenIsAFailingSamplerNotACrash) {
 }
 
 TEST_P(PluginSampler, NegativeTokenOtherThanInvalidIsPluginError) {
-  auto plugin = LoadContractBreaking("negative-token");
-  ASSERT_TRUE(plugin);
-  const auto row = GaussianRow(10, 1);
-  std::vector<SamplingParams> params(1);
-  std::vector<int32_t> tokens(1);
-  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  const Status st = SampleOneRowBreaking("negative-token");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
   EXPECT_NE(st.error().message.find("token -7 for row 0; a token must be in [-1, 10)"), std::string::npos)
@@ -202,12 +207,7 @@ TEST_P(PluginSampler, NegativeTokenOtherThanInvalidIsPluginError) {
 // INT32_MIN is the value the harness pre-fills: the message says what the slot holds, both ways it can get there,
 // and what is allowed (it used to say only "left the token unwritten").
 TEST_P(PluginSampler, IntMinTokenIsNamedWithWhatIsAllowed) {
-  auto plugin = LoadContractBreaking("int-min-token");
-  ASSERT_TRUE(plugin);
-  const auto row = GaussianRow(10, 1);
-  std::vector<SamplingParams> params(1);
-  std::vector<int32_t> tokens(1);
-  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  const Status st = SampleOneRowBreaking("int-min-token");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
   for (const char* part : {"-2147483648 (INT32_MIN)", "returned INT32_MIN or left the token unwritten",
@@ -257,36 +257,21 @@ TEST_P(PluginSampler, HistogramThatAddsUpOnlyModulo2To64IsPluginError) {
 }
 
 TEST_P(PluginSampler, UnwrittenTokensArePluginError) {
-  auto plugin = LoadContractBreaking("unwritten");
-  ASSERT_TRUE(plugin);
-  const auto row = GaussianRow(10, 1);
-  std::vector<SamplingParams> params(1);
-  std::vector<int32_t> tokens(1);
-  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  const Status st = SampleOneRowBreaking("unwritten");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
   EXPECT_NE(st.error().message.find("unwritten"), std::string::npos) << st.error().message;
 }
 
 TEST_P(PluginSampler, UnknownReturnCodeIsPluginError) {
-  auto plugin = LoadContractBreaking("bad-code");
-  ASSERT_TRUE(plugin);
-  const auto row = GaussianRow(10, 1);
-  std::vector<SamplingParams> params(1);
-  std::vector<int32_t> tokens(1);
-  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  const Status st = SampleOneRowBreaking("bad-code");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
   EXPECT_NE(st.error().message.find("returned 42"), std::string::npos) << st.error().message;
 }
 
 TEST_P(PluginSampler, UnsupportedIsUnsupported) {
-  auto plugin = LoadContractBreaking("unsupported");
-  ASSERT_TRUE(plugin);
-  const auto row = GaussianRow(10, 1);
-  std::vector<SamplingParams> params(1);
-  std::vector<int32_t> tokens(1);
-  Status st = plugin->Sample({row.data(), 1, 10, 10}, params, tokens);
+  const Status st = SampleOneRowBreaking("unsupported");
   EXPECT_EQ(st.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(st.error().message.find("vocab 10 is too large"), std::string::npos) << st.error().message;
 }
