@@ -19,11 +19,13 @@
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/json_text.h"
+#include "samplecheck/campaign/shard.h"
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/samplers/devices.h"
 #include "samplecheck/samplers/sampler_children.h"
 #include "samplecheck/samplers/sampler_registry.h"
 
@@ -55,7 +57,38 @@ struct RunOptions {
   double equivalence = 0.0;
   double equivalence_chi2 = 0.0;
   harness::EvidencePolicy evidence;
+  std::string shard;    // --shard I/N | auto | auto/N
+  std::string devices;  // --devices all | 0,1,...
 };
+
+// --devices all | I,J,...: the CUDA devices of this host to draw on.
+Result<std::vector<int>> ParseDevices(const std::string& text) {
+  const int available = harness::UsableCudaDevices();
+  if (available == 0) {
+    return InvalidArgument("--devices " + text + ": no usable CUDA device here (a build without CUDA, or no GPU)");
+  }
+  std::vector<int> devices;
+  if (text == "all") {
+    for (int d = 0; d < available; ++d) devices.push_back(d);
+    return devices;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    auto d = ParseUnsigned(std::string_view(text).substr(start, comma - start), "--devices entry", 0,
+                           static_cast<uint64_t>(available - 1));
+    if (!d.ok()) {
+      return InvalidArgument(d.error().message + " (this host has " + std::to_string(available) +
+                             " CUDA device(s); give all, or indices separated by commas)");
+    }
+    if (std::find(devices.begin(), devices.end(), int(*d)) != devices.end()) {
+      return InvalidArgument("--devices " + text + " names device " + std::to_string(*d) + " twice");
+    }
+    devices.push_back(static_cast<int>(*d));
+    start = comma + 1;
+  }
+  return devices;
+}
 
 std::atomic<bool> g_stop{false};
 volatile std::sig_atomic_t g_signal = 0;
@@ -94,6 +127,21 @@ int Run(const RunOptions& o, const std::string& command_line) {
     if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
   }
   if (o.resume && o.report.empty()) return Fail("--resume needs --report (the journal is <report>.journal)");
+  std::optional<harness::ShardSpec> shard;
+  if (!o.shard.empty()) {
+    auto parsed = harness::ParseShard(o.shard);
+    if (!parsed.ok()) return Fail(parsed.error().message);
+    shard = *parsed;
+    if (o.report.empty()) return Fail("--shard needs --report: the shard's evidence is what samplecheck merge reads");
+    if (o.resume) return Fail("--resume does not apply to a shard: run the shard again (it is deterministic)");
+    if (!o.html.empty()) return Fail("--html does not apply to a shard (its evidence is not a verdict): merge writes it");
+  }
+  std::vector<int> devices;
+  if (!o.devices.empty()) {
+    auto parsed = ParseDevices(o.devices);
+    if (!parsed.ok()) return Fail(parsed.error().message);
+    devices = *parsed;
+  }
   auto suite = harness::LoadSuite(o.suite);
   if (!suite.ok()) return Fail(suite.error().message);
   if (suite->cases.size() > kMaxCases && !o.force) {
@@ -117,9 +165,11 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.equivalence_chi2_eps = o.equivalence_chi2;
   options.stop = &g_stop;
   options.progress = o.progress;
+  options.shard = shard;
+  options.devices = devices;
 
   const std::filesystem::path journal_path = o.report.empty() ? "" : harness::JournalPathFor(o.report);
-  const bool journal = !o.report.empty() && !o.no_journal;
+  const bool journal = !o.report.empty() && !o.no_journal && !shard;
   std::optional<harness::JournalIdentity> resumed_identity;
   if (o.resume) {
     auto loaded = harness::LoadJournal(journal_path);
@@ -144,7 +194,12 @@ int Run(const RunOptions& o, const std::string& command_line) {
                                " (resume with the same command line, or start afresh without --resume)");
       }
     }
-    if (o.progress != harness::Progress::Mode::kQuiet) std::cerr << Describe(plan) << "\n";
+    if (o.progress != harness::Progress::Mode::kQuiet) {
+      if (shard) {
+        std::cerr << "shard " << shard->index << "/" << shard->count << " (" << shard->source << "): ";
+      }
+      std::cerr << Describe(plan) << "\n";
+    }
     if (plan.estimated_seconds > kMaxPlannedSeconds && !o.force) {
       return InvalidArgument("the plan needs about " + harness::Progress::FormatDuration(plan.estimated_seconds) +
                              " (more than " + harness::Progress::FormatDuration(kMaxPlannedSeconds) +
@@ -171,6 +226,22 @@ int Run(const RunOptions& o, const std::string& command_line) {
   }
   if (!o.html.empty()) {
     if (Status st = harness::SaveHtmlReport(*report, o.html, write); !st.ok()) return Fail(st.error().message);
+  }
+  if (report->shard) {
+    const harness::ShardInfo& info = *report->shard;
+    uint64_t draws = 0;
+    for (const harness::ShardRowEvidence& e : info.evidence) {
+      for (const auto& [b, end] : e.pieces) draws += end - b;
+    }
+    for (const harness::CaseResult& c : report->cases) draws += c.draws;
+    std::cout << "shard " << info.index << "/" << info.count << " of " << report->suite << " on " << report->sampler
+              << ": " << info.items << " work items (" << info.evidence.size() << " row cases' counts, "
+              << report->cases.size() << " batch rows and cases without draws), " << harness::FormatCount(double(draws))
+              << " draws in " << harness::Progress::FormatDuration(report->seconds) << "\n"
+              << "report: " << o.report << "\n";
+    if (report->interrupted) return 128 + (g_signal ? int(g_signal) : SIGINT);
+    std::cout << "judge with: samplecheck merge <the " << info.count << " shard reports> --report merged.json\n";
+    return kExitOk;
   }
   std::cout << harness::FormatSummary(*report);
   if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
@@ -240,6 +311,13 @@ const bool registered = RegisterCommand(
                    "judged cases the verdict needs (default 1)", 0);
        AddUnsigned(cmd, "--min-draws", o->evidence.min_draws, "draws over the judged cases the verdict needs (default 1)",
                    0);
+       cmd.add_option("--shard", o->shard,
+                      "draw one part of the campaign: I/N (0-based index I of N shards), auto (the scheduler's index "
+                      "and count: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) "
+                      "or auto/N (also JOB_COMPLETION_INDEX); writes evidence for samplecheck merge (docs/scale.md)");
+       cmd.add_option("--devices", o->devices,
+                      "GPU samplers: draw on these CUDA devices of this host (all, or 0,1,...), one sampler per "
+                      "device; the counts are the single-device run's");
        return [o]() {
          // The command line as the report records it (the options that change the verdict).
          std::string command_line = "samplecheck run --suite " + o->suite + " --sampler " + o->sampler;
@@ -248,6 +326,7 @@ const bool registered = RegisterCommand(
          if (o->draw_seed) command_line += " --draw-seed " + std::to_string(*o->draw_seed);
          if (o->tv) command_line += " --tv " + std::to_string(*o->tv);
          if (o->max_draws) command_line += " --max-draws " + std::to_string(*o->max_draws);
+         if (!o->shard.empty()) command_line += " --shard " + o->shard;
          command_line += EquivalenceCommandLine(o->equivalence, o->equivalence_chi2);
          return Run(*o, command_line);
        };

@@ -15,6 +15,12 @@
 // SAMPLECHECK_NULL_SAMPLER (default exact: the gate's own false alarms; a correct sampler under test, e.g. cuda on a
 // GPU machine, makes the same run a long-run acceptance test of that sampler) and SAMPLECHECK_NULL_PROFILE (the
 // judged profile; default: the suite's, else the sampler's). scripts/calibration-nightly runs it.
+//
+// Sharded (docs/scale.md): SAMPLECHECK_NULL_SHARD=I/N (or auto, auto/N: the schedulers' variables) runs only the
+// runs r with r mod N == I and writes each run's report to SAMPLECHECK_NULL_OUT/run-<r>.json (required then); the
+// test judges nothing. SAMPLECHECK_NULL_JUDGE=DIR runs nothing: it reads the R reports run-0 .. run-<R-1>.json of
+// DIR (every one present, each from seed SAMPLECHECK_NULL_SEED + r, one suite) and judges them as one calibration,
+// exactly as the unsharded run judges the same seeds.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -26,8 +32,12 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/shard.h"
 #include "samplecheck/campaign/suite.h"
+#include "samplecheck/report/report.h"
 #include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/stats/multiple_testing.h"
 
@@ -71,20 +81,55 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
             << runs << " runs, seeds " << first_seed << " + 0.." << runs - 1
             << (max_draws ? ", max_draws " + std::to_string(max_draws) : std::string()) << std::endl;
 
+  const char* shard_env = std::getenv("SAMPLECHECK_NULL_SHARD");
+  const char* out_env = std::getenv("SAMPLECHECK_NULL_OUT");
+  const char* judge_env = std::getenv("SAMPLECHECK_NULL_JUDGE");
+  ShardSpec shard;
+  if (shard_env && *shard_env) {
+    auto parsed = ParseShard(shard_env);
+    ASSERT_TRUE(parsed.ok()) << "SAMPLECHECK_NULL_SHARD: " << parsed.error().message;
+    shard = *parsed;
+    ASSERT_TRUE(out_env && *out_env) << "SAMPLECHECK_NULL_SHARD needs SAMPLECHECK_NULL_OUT (where the runs' reports go)";
+    ASSERT_TRUE(std::getenv("SAMPLECHECK_NULL_SEED")) << "every shard needs the same SAMPLECHECK_NULL_SEED";
+    std::cout << "shard " << shard.index << "/" << shard.count << " (" << shard.source << "): runs r with r mod "
+              << shard.count << " == " << shard.index << ", reports to " << out_env << std::endl;
+  }
+  const bool judge_only = judge_env && *judge_env;
+  if (judge_only) {
+    ASSERT_TRUE(std::getenv("SAMPLECHECK_NULL_SEED")) << "SAMPLECHECK_NULL_JUDGE needs the shards' SAMPLECHECK_NULL_SEED";
+  }
+
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t failed = 0;
   uint64_t judged_cases = 0;
   std::map<std::string, std::vector<double>> p_by_binning;
   std::vector<double> case_p;
   for (uint64_t i = 0; i < runs; ++i) {
-    CampaignOptions options;
-    options.sampler_spec = sampler;
-    options.profile = profile;
-    options.seed = first_seed + i;
-    if (max_draws) options.max_draws = max_draws;
-    options.progress = Progress::Mode::kQuiet;
-    auto report = RunCampaign(*suite, options);
-    ASSERT_TRUE(report.ok()) << report.error().ToString();
+    if (!judge_only && i % shard.count != shard.index) continue;
+    Result<CampaignReport> report = InvalidArgument("");
+    if (judge_only) {
+      const std::filesystem::path path = std::filesystem::path(judge_env) / ("run-" + std::to_string(i) + ".json");
+      report = LoadReport(path);
+      ASSERT_TRUE(report.ok()) << path << ": " << report.error().ToString() << " (every run's report is needed)";
+      ASSERT_EQ(report->seed, first_seed + i) << path << " is not run " << i << " of seed " << first_seed;
+      ASSERT_EQ(report->suite, suite->name) << path;
+      ASSERT_EQ(report->sampler_spec, sampler) << path;
+    } else {
+      CampaignOptions options;
+      options.sampler_spec = sampler;
+      options.profile = profile;
+      options.seed = first_seed + i;
+      if (max_draws) options.max_draws = max_draws;
+      options.progress = Progress::Mode::kQuiet;
+      report = RunCampaign(*suite, options);
+      ASSERT_TRUE(report.ok()) << report.error().ToString();
+      if (out_env && *out_env) {
+        std::filesystem::create_directories(out_env);
+        const std::filesystem::path path = std::filesystem::path(out_env) / ("run-" + std::to_string(i) + ".json");
+        const Status saved = SaveReport(*report, path);
+        ASSERT_TRUE(saved.ok()) << saved.error().ToString();
+      }
+    }
     if (!report->Passed()) {
       ++failed;
       for (const CaseResult& r : report->cases) {
@@ -105,6 +150,11 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (shard.count > 1) {
+    std::cout << "shard " << shard.index << "/" << shard.count << " done in " << seconds
+              << " s; judge every shard's runs together with SAMPLECHECK_NULL_JUDGE=" << out_env << "\n";
+    return;
+  }
 
   const uint64_t allowed = BinomialQuantile(runs, suite->alpha, 1e-3);
   const auto upper = stats::ClopperPearsonInterval(failed, runs, 0.95);

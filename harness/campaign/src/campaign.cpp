@@ -16,8 +16,10 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "build_info.h"
+#include "campaign_work.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/row_source.h"
@@ -521,30 +523,35 @@ void EvaluateBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& dra
 
 }  // namespace
 
-Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  // The sampler and the judged profile.
-  std::string judged = !options.profile.empty() ? options.profile : suite.profile;
-  if (!judged.empty() && !FindProfile(judged)) {
-    std::string known;
-    for (const Profile* p : AllProfiles()) known += (known.empty() ? "" : ", ") + std::string(p->name);
-    return InvalidArgument("unknown profile \"" + judged + "\" (known: " + known + ")");
-  }
-  SamplerOptions sampler_options;
-  sampler_options.profile = judged.empty() ? "vllm" : judged;
-  auto first = MakeSampler(options.sampler_spec, sampler_options);
-  if (!first.ok()) return first.error();
-  if (judged.empty()) {
-    judged = (*first)->GetCapabilities().profile;
-    if (judged.empty() || !FindProfile(judged)) judged = "vllm";
-  }
-  const Profile& default_profile = *FindProfile(judged);
+namespace {
 
-  CampaignReport report;
+// The cap a row case gets when the time budget affords full power (the suite's budget cap; --max-draws still caps).
+CaseBudget FullBudget(CaseBudget b, const Suite& suite, const CampaignOptions& options) {
+  b.max_draws = std::max(b.max_draws, suite.budget_max_draws);
+  if (options.max_draws) b.max_draws = std::min(b.max_draws, *options.max_draws);
+  return b;
+}
+
+bool RowCase(const PreparedCase& pc) { return pc.result.batch.size == 0 && !pc.skip && !pc.result.unsamplable; }
+}  // namespace
+
+bool Ranged(const PreparedCase& pc, bool resumed) {
+  return pc.result.batch.size == 0 && !pc.skip && !resumed && pc.result.draws > 0;
+}
+
+namespace {
+
+}  // namespace
+
+Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& options, const std::string& judged,
+                                 const std::string& sampler_name) {
+  CampaignWork work;
+  work.default_profile = FindProfile(judged);
+  CampaignReport& report = work.report;
   report.samplecheck_version = options.version;
   report.suite = suite.name;
   report.suite_source = suite.source;
-  report.sampler = (*first)->Name();
+  report.sampler = sampler_name;
   report.sampler_spec = options.sampler_spec;
   report.profile = judged;
   if (options.seed) {
@@ -585,32 +592,27 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
 
   // Prepare every case before drawing: input errors stop the run before it starts. A batch case becomes one
   // prepared case per batch row; a unit is what a worker draws at once (one row case, or one batch).
-  std::vector<std::vector<const CaseSpec*>> expanded;
   size_t judged_cases = 0;
   // The suite's cases, then its generated block (a fixed seed, or the campaign's for "fresh"), then --generated.
   std::vector<CaseSpec> cases = suite.cases;
   if (suite.generated > 0) {
     const uint64_t gen_seed = suite.generated_seed.value_or(report.seed);
-    for (CaseSpec& cs : GenerateCases(gen_seed, suite.generated, default_profile, "gen")) {
+    for (CaseSpec& cs : GenerateCases(gen_seed, suite.generated, *work.default_profile, "gen")) {
       cs.max_draws = suite.generated_max_draws;
       cases.push_back(std::move(cs));
     }
   }
   if (options.generated > 0) {
-    for (CaseSpec& cs : GenerateCases(report.seed ^ 0xC11, options.generated, default_profile, "cli-gen")) {
+    for (CaseSpec& cs : GenerateCases(report.seed ^ 0xC11, options.generated, *work.default_profile, "cli-gen")) {
       cases.push_back(std::move(cs));
     }
   }
   for (const CaseSpec& cs : cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
   report.planned_cases = judged_cases;
   const double alpha_per_test = suite.alpha / (double(judged_cases) * kPlannedTestsPerCase);
-  std::vector<PreparedCase> prepared;
+  std::vector<PreparedCase>& prepared = work.prepared;
   prepared.reserve(judged_cases);
-  std::vector<std::vector<size_t>> units;
-  std::vector<bool> resumed;
-  uint64_t total_draws = 0;
-  CampaignPlan plan;
-  plan.identity = &report;
+  CampaignPlan& plan = work.plan;
   plan.cases = judged_cases;
   auto budget_of = [&](const CaseSpec& cs) {
     CaseBudget budget;
@@ -626,17 +628,10 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     budget.equivalence_chi2_eps = options.equivalence_chi2_eps;
     return budget;
   };
-  // Power by budget (below) raises a row case's cap to the suite's budget cap; --max-draws still caps it.
   const double budget_seconds = options.budget_seconds.value_or(suite.budget_seconds);
-  auto full_budget = [&](CaseBudget b) {
-    b.max_draws = std::max(b.max_draws, suite.budget_max_draws);
-    if (options.max_draws) b.max_draws = std::min(b.max_draws, *options.max_draws);
-    return b;
-  };
   // Adds one prepared case (reused from the journal when it finished there) and says whether it needs drawing.
-  std::vector<CaseBudget> budgets;  // per prepared case: what it was planned with (the time budget re-plans)
   auto add = [&](PreparedCase pc, const CaseBudget& budget) -> Result<bool> {
-    budgets.push_back(budget);
+    work.budgets.push_back(budget);
     const auto done = std::find_if(options.finished.begin(), options.finished.end(),
                                    [&](const CaseResult& c) { return c.name == pc.result.name; });
     bool reuse = false;
@@ -646,7 +641,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
       bool same_draws = done->draws == pc.result.draws;
       if (!same_draws && budget_seconds > 0 && pc.result.batch.size == 0 && !pc.skip) {
         PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
-        same_draws = PlanCaseDraws(trial, full_budget(budget)).ok() && trial.result.draws == done->draws;
+        same_draws = PlanCaseDraws(trial, FullBudget(budget, suite, options)).ok() && trial.result.draws == done->draws;
       }
       if (done->row_seed != pc.result.row_seed || done->params.seed != pc.result.params.seed || !same_draws ||
           done->profile != pc.result.profile) {
@@ -659,21 +654,19 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     } else if (pc.skip) {
       ++plan.skipped;
     }
-    resumed.push_back(reuse);
+    work.resumed.push_back(reuse);
     prepared.push_back(std::move(pc));
     return !reuse && !prepared.back().skip;
   };
   for (const CaseSpec& cs : cases) {
     const CaseBudget budget = budget_of(cs);
-    const Profile& profile = cs.profile.empty() ? default_profile : *FindProfile(cs.profile);
+    const Profile& profile = cs.profile.empty() ? *work.default_profile : *FindProfile(cs.profile);
     if (cs.batch.empty()) {
       auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
       if (!pc.ok()) return pc.error();
-      const uint64_t draws = pc->result.draws;
       auto needs = add(std::move(*pc), budget);
       if (!needs.ok()) return needs.error();
-      if (*needs) total_draws += draws;
-      units.push_back({prepared.size() - 1});
+      work.units.push_back({prepared.size() - 1});
       continue;
     }
     auto batch = PrepareBatch(cs, profile, report.seed, report.draw_seed, budget);
@@ -681,45 +674,196 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     std::vector<size_t> unit;
     bool any_resumed = false, all_resumed = true;
     for (PreparedCase& pc : *batch) {
-      const uint64_t draws = pc.result.draws;
       auto needs = add(std::move(pc), budget);
       if (!needs.ok()) return needs.error();
-      if (*needs) total_draws += draws;
-      any_resumed = any_resumed || resumed.back();
-      all_resumed = all_resumed && resumed.back();
+      any_resumed = any_resumed || work.resumed.back();
+      all_resumed = all_resumed && work.resumed.back();
       unit.push_back(prepared.size() - 1);
     }
     // A batch is drawn whole: a partly journaled batch (an interrupted write) is drawn again.
     if (any_resumed && !all_resumed) {
       for (size_t i : unit) {
-        if (resumed[i]) {
-          resumed[i] = false;
+        if (work.resumed[i]) {
+          work.resumed[i] = false;
           --plan.resumed;
         }
       }
     }
-    units.push_back(std::move(unit));
+    work.units.push_back(std::move(unit));
   }
-  plan.draws = total_draws;
+  // A sharded campaign plans without a clock (every shard must plan alike): with a time budget, every row case gets
+  // the draws the budget gives it when it affords full power (docs/scale.md); without one, the power plan stands.
+  if (options.shard && budget_seconds > 0) {
+    bool every_plan_met = true;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      if (!RowCase(prepared[i]) || work.resumed[i]) continue;
+      if (Status st = PlanCaseDraws(prepared[i], FullBudget(work.budgets[i], suite, options)); !st.ok()) {
+        return st.error();
+      }
+      every_plan_met = every_plan_met && prepared[i].result.draws >= prepared[i].result.planned_draws;
+    }
+    report.full_power = plan.full_power = every_plan_met;
+  }
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    if (!prepared[i].skip && !work.resumed[i]) work.total_draws += prepared[i].result.draws;
+  }
+  plan.draws = work.total_draws;
+  return work;
+}
 
-  // Workers: one sampler each (samplers need not be thread-safe).
+uint64_t PlanFingerprint(const std::vector<PreparedCase>& prepared) {
+  std::ostringstream os;
+  os.precision(17);
+  for (const PreparedCase& pc : prepared) {
+    const CaseResult& r = pc.result;
+    os << r.name << '|' << r.row_seed << '|' << r.params.seed << '|' << r.params.offset << '|' << r.params.temperature
+       << '|' << r.params.top_k << '|' << r.params.top_p << '|' << r.params.min_p << '|' << r.draws << '|'
+       << pc.row.size() << '|' << r.kept << '|' << pc.skip << '\n';
+  }
+  return Fnv1a(os.str());
+}
+
+namespace {
+
+// What a worker draws at once: a whole unit (a batch, a case without draws), or the draws [begin, end) of a row
+// case. Ranges are whole chunks of kDrawChunk from the case's first draw, so a case drawn in pieces (by shards, by
+// devices) makes exactly the sampler calls of the case drawn at once, and the same counts.
+struct WorkItem {
+  size_t unit = 0;
+  uint64_t begin = 0, end = 0;  // a row case's draws; 0, 0 for a whole unit
+  double cost = 0.0;            // for the assignment to shards (the model below)
+};
+// The cost model of the assignment, in nanoseconds of the exact sampler on one core (measured on standard): a
+// counted draw, a CountDraws call's distribution per token of its row, and a batch row's draw (one Sample of the
+// row) per token. Only the balance of the shards depends on it, never their counts.
+constexpr double kCountedDrawCost = 20.0;
+constexpr double kCallCostPerToken = 2000.0;
+constexpr double kSampledDrawCostPerToken = 2.5;
+constexpr uint64_t kPieceDraws = kDrawChunk * 8;  // 2^25: the largest piece of a row case
+
+std::vector<WorkItem> MakeWorkItems(const CampaignWork& work) {
+  std::vector<WorkItem> items;
+  for (size_t u = 0; u < work.units.size(); ++u) {
+    const std::vector<size_t>& unit = work.units[u];
+    const PreparedCase& first = work.prepared[unit.front()];
+    const double vocab = double(first.row.size());
+    if (unit.size() == 1 && Ranged(first, work.resumed[unit.front()])) {
+      const uint64_t draws = first.result.draws;
+      for (uint64_t b = 0; b < draws; b += kPieceDraws) {
+        const uint64_t e = std::min(draws, b + kPieceDraws);
+        items.push_back({u, b, e, kCountedDrawCost * double(e - b) +
+                                      kCallCostPerToken * vocab * double((e - b + kDrawChunk - 1) / kDrawChunk)});
+      }
+      continue;
+    }
+    double cost = 0.0;
+    for (size_t i : unit) {
+      if (!work.prepared[i].skip && !work.resumed[i]) {
+        cost += kSampledDrawCostPerToken * double(work.prepared[i].result.draws) * vocab;
+      }
+    }
+    items.push_back({u, 0, 0, cost});
+  }
+  return items;
+}
+
+// Which shard draws each item: the largest items first, each to the least loaded shard (lowest index on a tie).
+// Deterministic from the plan and the shard count alone, so every shard computes the same assignment.
+std::vector<uint32_t> AssignShards(const std::vector<WorkItem>& items, uint32_t count) {
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return items[a].cost > items[b].cost; });
+  std::vector<double> load(count, 0.0);
+  std::vector<uint32_t> shard_of(items.size(), 0);
+  for (size_t i : order) {
+    const auto least = static_cast<uint32_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    shard_of[i] = least;
+    load[least] += items[i].cost;
+  }
+  return shard_of;
+}
+
+SparseCounts ToSparse(const std::vector<uint64_t>& dense) {
+  SparseCounts out;
+  for (size_t t = 0; t < dense.size(); ++t) {
+    if (dense[t] != 0) out.emplace_back(static_cast<int32_t>(t), dense[t]);
+  }
+  return out;
+}
+
+// The draws of one row case as they arrive from its items (possibly on several workers).
+struct RowDraws {
+  std::mutex mu;
+  size_t pending = 0;                 // items of this case still to draw (in this process)
+  std::vector<uint64_t> histogram;    // allocated by the first item to finish
+  uint64_t invalid = 0;
+  std::string sampler_error;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  Agreement agreement;
+  bool has_agreement = false;
+  double seconds = 0.0;
+};
+
+}  // namespace
+
+Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // The sampler and the judged profile.
+  std::string judged = !options.profile.empty() ? options.profile : suite.profile;
+  if (!judged.empty() && !FindProfile(judged)) {
+    std::string known;
+    for (const Profile* p : AllProfiles()) known += (known.empty() ? "" : ", ") + std::string(p->name);
+    return InvalidArgument("unknown profile \"" + judged + "\" (known: " + known + ")");
+  }
+  if (options.shard && (options.shard->count == 0 || options.shard->index >= options.shard->count)) {
+    return InvalidArgument("shard " + std::to_string(options.shard->index) + "/" +
+                           std::to_string(options.shard->count) + ": the index runs from 0 to the count - 1");
+  }
+  if (options.shard && !options.finished.empty()) {
+    return InvalidArgument("--resume does not apply to a shard: run the shard again (it is deterministic)");
+  }
+  SamplerOptions sampler_options;
+  sampler_options.profile = judged.empty() ? "vllm" : judged;
+  if (!options.devices.empty()) sampler_options.device = options.devices.front();
+  auto first = MakeSampler(options.sampler_spec, sampler_options);
+  if (!first.ok()) return first.error();
+  if (!options.devices.empty() && !(*first)->GetCapabilities().gpu) {
+    return InvalidArgument("--devices splits the work of a GPU sampler over GPUs; " + (*first)->Name() +
+                           " is not one");
+  }
+  if (judged.empty()) {
+    judged = (*first)->GetCapabilities().profile;
+    if (judged.empty() || !FindProfile(judged)) judged = "vllm";
+  }
+  auto prepared_work = PrepareWork(suite, options, judged, (*first)->Name());
+  if (!prepared_work.ok()) return prepared_work.error();
+  CampaignWork& work = *prepared_work;
+  CampaignReport& report = work.report;
+  std::vector<PreparedCase>& prepared = work.prepared;
+  const std::vector<std::vector<size_t>>& units = work.units;
+  const std::vector<bool>& resumed = work.resumed;
+  CampaignPlan& plan = work.plan;
+  plan.identity = &report;
+  uint64_t& total_draws = work.total_draws;
+  const double budget_seconds = options.budget_seconds.value_or(suite.budget_seconds);
+
+  // Workers: one sampler each (samplers need not be thread-safe); with --devices one per GPU.
   unsigned jobs = options.jobs;
-  if (jobs == 0) jobs = (*first)->GetCapabilities().parallel_instances ? std::thread::hardware_concurrency() : 1;
+  if (!options.devices.empty()) {
+    jobs = static_cast<unsigned>(options.devices.size());
+  } else if (jobs == 0) {
+    jobs = (*first)->GetCapabilities().parallel_instances ? std::thread::hardware_concurrency() : 1;
+  }
   jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(units.size(), 1)));
   const bool deterministic = (*first)->GetCapabilities().deterministic;
   const bool count_draws = (*first)->GetCapabilities().count_draws;  // a native counting fast path
   const bool gpu = (*first)->GetCapabilities().gpu;
   std::vector<std::unique_ptr<Sampler>> samplers;
   samplers.push_back(std::move(*first));
-  for (unsigned j = 1; j < jobs; ++j) {
-    auto s = MakeSampler(options.sampler_spec, sampler_options);
-    if (!s.ok()) return s.error();
-    samplers.push_back(std::move(*s));
-  }
 
   // The sampler's throughput on the first row case to draw (a short count whose draws are discarded), so the plan
   // states a time before hours of drawing start, and the time budget knows what it can afford.
-  if (options.on_plan || options.budget_seconds.value_or(suite.budget_seconds) > 0) {
+  if (options.on_plan || budget_seconds > 0) {
     // The longest row to draw: draws cost more on long rows (a larger CDF), so the estimate errs long, never short.
     size_t probe_case = prepared.size();
     for (const std::vector<size_t>& unit : units) {
@@ -757,27 +901,29 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   }
   // Power by budget: when the measured throughput draws every row case's planned draws (at the budget's cap) within
   // the budget, every row case gets them. Batch rows keep their caps (they target batch faults, at their own TV).
-  if (budget_seconds > 0 && plan.draws_per_second > 0) {
+  // A sharded campaign planned without the clock (PrepareWork).
+  if (budget_seconds > 0 && plan.draws_per_second > 0 && !options.shard) {
     report.budget_seconds = budget_seconds;
     report.measured_draws_per_second = plan.draws_per_second;
     uint64_t full_draws = 0;
     std::vector<size_t> replan;
     for (size_t i = 0; i < prepared.size(); ++i) {
       const PreparedCase& pc = prepared[i];
-      const bool row_case = pc.result.batch.size == 0 && !pc.skip && !resumed[i] && !pc.result.unsamplable;
-      if (!row_case) {
+      if (!RowCase(pc) || resumed[i]) {
         if (!pc.skip && !resumed[i]) full_draws += pc.result.draws;
         continue;
       }
       PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
-      const CaseBudget full = full_budget(budgets[i]);
+      const CaseBudget full = FullBudget(work.budgets[i], suite, options);
       if (!PlanCaseDraws(trial, full).ok()) continue;
       full_draws += trial.result.draws;
       replan.push_back(i);
     }
     if (double(full_draws) / plan.draws_per_second <= budget_seconds) {
       for (size_t i : replan) {
-        if (Status st = PlanCaseDraws(prepared[i], full_budget(budgets[i])); !st.ok()) return st.error();
+        if (Status st = PlanCaseDraws(prepared[i], FullBudget(work.budgets[i], suite, options)); !st.ok()) {
+          return st.error();
+        }
       }
       // Full power only when no cap (the suite's budget cap, or --max-draws) bound a case below its plan.
       const bool every_plan_met = std::all_of(replan.begin(), replan.end(), [&](size_t i) {
@@ -788,11 +934,62 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
       plan.estimated_seconds = double(full_draws) / plan.draws_per_second;
     }
   }
+
+  // The work items, and this shard's part of them.
+  const std::vector<WorkItem> all_items = MakeWorkItems(work);
+  std::vector<WorkItem> items;
+  if (options.shard) {
+    const std::vector<uint32_t> shard_of = AssignShards(all_items, options.shard->count);
+    uint64_t shard_draws = 0;
+    for (size_t k = 0; k < all_items.size(); ++k) {
+      if (shard_of[k] != options.shard->index) continue;
+      items.push_back(all_items[k]);
+      const std::vector<size_t>& unit = units[all_items[k].unit];
+      if (all_items[k].end > all_items[k].begin) {
+        shard_draws += all_items[k].end - all_items[k].begin;
+      } else {
+        for (size_t i : unit) shard_draws += prepared[i].skip || resumed[i] ? 0 : prepared[i].result.draws;
+      }
+    }
+    ShardInfo info;
+    info.index = options.shard->index;
+    info.count = options.shard->count;
+    info.source = options.shard->source;
+    info.plan_fingerprint = PlanFingerprint(prepared);
+    info.tv = options.tv;
+    info.max_draws = options.max_draws;
+    info.generated = options.generated;
+    info.items = items.size();
+    report.shard = std::move(info);
+    plan.draws = total_draws = shard_draws;
+    if (plan.draws_per_second > 0) plan.estimated_seconds = double(shard_draws) / plan.draws_per_second;
+  } else {
+    items = all_items;
+  }
+  jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(items.size(), 1)));
+  if (!options.devices.empty() && jobs < options.devices.size()) jobs = static_cast<unsigned>(options.devices.size());
+  for (unsigned j = 1; j < jobs; ++j) {
+    SamplerOptions o = sampler_options;
+    if (!options.devices.empty()) o.device = options.devices[j % options.devices.size()];
+    auto s = MakeSampler(options.sampler_spec, o);
+    if (!s.ok()) return s.error();
+    samplers.push_back(std::move(*s));
+  }
   if (options.on_plan) {
     if (Status st = options.on_plan(plan); !st.ok()) return st.error();
   }
 
-  Progress progress(total_draws, prepared.size() - plan.resumed, options.progress);
+  size_t cases_to_draw = 0;
+  std::vector<uint8_t> in_this_run(prepared.size(), 0);
+  std::vector<RowDraws> row_draws(prepared.size());
+  for (const WorkItem& item : items) {
+    for (size_t i : units[item.unit]) {
+      if (!in_this_run[i] && !resumed[i]) ++cases_to_draw;
+      in_this_run[i] = 1;
+      if (item.end > item.begin) ++row_draws[i].pending;
+    }
+  }
+  Progress progress(total_draws, cases_to_draw, options.progress);
   auto stopped = [&]() { return options.stop != nullptr && options.stop->load(); };
   std::vector<uint8_t> finished(prepared.size(), 0);  // bytes, not bits: workers write their own entries
   std::mutex done_mu;
@@ -832,51 +1029,116 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     CaseResult& r = prepared[i].result;
     (void)RunCaseChecks(CaseEvidence{r, {}, none, {}, 0, ""}, r);
   };
+  // A shard keeps the evidence of its row cases for merge; a whole run judges them.
+  std::mutex evidence_mu;
+  auto row_case_drawn = [&](size_t i, RowDraws& d) {
+    PreparedCase& pc = prepared[i];
+    if (report.shard) {
+      ShardRowEvidence e;
+      e.name = pc.result.name;
+      e.pieces = d.pieces;
+      std::sort(e.pieces.begin(), e.pieces.end());
+      e.histogram = ToSparse(d.histogram);
+      e.invalid_draws = d.invalid;
+      e.sampler_error = d.sampler_error;
+      if (d.has_agreement) {
+        const AgreementEvidence& a = d.agreement.evidence;
+        e.has_agreement = true;
+        e.agreement_draws = a.draws;
+        e.agreement_deterministic = a.deterministic;
+        e.agreement_fast = ToSparse(d.agreement.fast);
+        e.agreement_sampled = ToSparse(d.agreement.sampled);
+        e.agreement_first_difference = a.first_difference;
+        e.agreement_fast_token = a.fast_token;
+        e.agreement_sampled_token = a.sampled_token;
+      }
+      {
+        std::lock_guard<std::mutex> lock(evidence_mu);
+        report.shard->evidence.push_back(std::move(e));
+      }
+      std::lock_guard<std::mutex> lock(done_mu);
+      finished[i] = 1;
+      progress.CaseDone(pc.result.name, "drawn", "draws=" + std::to_string(pc.result.draws), d.seconds);
+      return;
+    }
+    if (d.has_agreement) {
+      d.agreement.evidence.fast = d.agreement.fast;
+      d.agreement.evidence.sampled = d.agreement.sampled;
+    }
+    const bool agreement_ok = d.has_agreement && d.agreement.error.empty();
+    EvaluateCase(pc, d.histogram, d.invalid, d.sampler_error, nullptr, agreement_ok ? &d.agreement.evidence : nullptr);
+    case_done(i, d.seconds);
+  };
   std::atomic<size_t> next{0};
   auto worker = [&](Sampler& sampler) {
-    for (size_t u = next++; u < units.size(); u = next++) {
-      const std::vector<size_t>& unit = units[u];
+    for (size_t k = next++; k < items.size(); k = next++) {
+      const WorkItem& item = items[k];
+      const std::vector<size_t>& unit = units[item.unit];
       if (std::all_of(unit.begin(), unit.end(), [&](size_t i) { return resumed[i]; })) {
         for (size_t i : unit) finished[i] = 1;
         continue;
       }
       if (halted()) break;
       const auto c0 = std::chrono::steady_clock::now();
-      if (unit.size() == 1 && prepared[unit.front()].result.batch.size == 0) {
+      if (item.end > item.begin) {  // draws [begin, end) of a row case
         const size_t i = unit.front();
         PreparedCase& pc = prepared[i];
-        CaseResult& r = pc.result;
-        if (pc.skip) {
+        const CaseResult& r = pc.result;
+        std::vector<uint64_t> histogram(pc.row.size(), 0);
+        uint64_t invalid = 0;
+        std::string sampler_error;
+        SamplingParams params = r.params;
+        for (uint64_t done = item.begin; done < item.end;) {
+          if (halted()) break;
+          const uint64_t n = std::min(kDrawChunk, item.end - done);
+          params.offset = r.params.offset + done;
+          Status st = sampler.CountDraws(pc.row, params, n, histogram, &invalid);
+          if (!st.ok()) {
+            sampler_error = st.error().ToString();
+            break;
+          }
+          done += n;
+          progress.AddDraws(n);
+        }
+        // Stopped mid-case: the case is left out (a signal also kills the sampler's children, which then fail).
+        if (halted()) break;
+        // A counting fast path is judged against the sampling call that ships (not for an unsamplable row), on the
+        // case's first draws: by the item that holds them.
+        Agreement agreement;
+        const bool compare = count_draws && item.begin == 0 && sampler_error.empty() && !r.unsamplable;
+        if (compare) {
+          agreement = MeasureAgreement(sampler, pc, deterministic, gpu);
+          if (halted()) break;
+        }
+        RowDraws& d = row_draws[i];
+        bool last = false;
+        {
+          std::lock_guard<std::mutex> lock(d.mu);
+          if (d.histogram.empty()) d.histogram.assign(pc.row.size(), 0);
+          for (size_t t = 0; t < histogram.size(); ++t) d.histogram[t] += histogram[t];
+          d.invalid += invalid;
+          if (d.sampler_error.empty()) d.sampler_error = sampler_error;
+          d.pieces.emplace_back(item.begin, item.end);
+          if (compare) {
+            d.agreement = std::move(agreement);
+            d.has_agreement = true;
+            if (!d.agreement.error.empty() && d.sampler_error.empty()) d.sampler_error = d.agreement.error;
+          }
+          d.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+          last = --d.pending == 0;
+        }
+        if (last) {
+          row_case_drawn(i, d);
+          std::vector<uint64_t>().swap(d.histogram);
+        }
+        continue;
+      }
+      if (unit.size() == 1 && prepared[unit.front()].result.batch.size == 0) {  // a case without draws
+        const size_t i = unit.front();
+        if (prepared[i].skip) {
           not_judged(i);
         } else {
-          std::vector<uint64_t> histogram(pc.row.size(), 0);
-          uint64_t invalid = 0;
-          std::string sampler_error;
-          SamplingParams params = r.params;
-          for (uint64_t done = 0; done < r.draws;) {
-            if (halted()) break;
-            const uint64_t n = std::min(kDrawChunk, r.draws - done);
-            params.offset = r.params.offset + done;
-            Status st = sampler.CountDraws(pc.row, params, n, histogram, &invalid);
-            if (!st.ok()) {
-              sampler_error = st.error().ToString();
-              break;
-            }
-            done += n;
-            progress.AddDraws(n);
-          }
-          // Stopped mid-case: the case is left out (a signal also kills the sampler's children, which then fail).
-          if (halted()) break;
-          // A counting fast path is judged against the sampling call that ships (not for an unsamplable row).
-          Agreement agreement;
-          const bool compare = count_draws && sampler_error.empty() && !r.unsamplable;
-          if (compare) {
-            agreement = MeasureAgreement(sampler, pc, deterministic, gpu);
-            if (!agreement.error.empty()) sampler_error = agreement.error;
-          }
-          if (halted()) break;
-          EvaluateCase(pc, histogram, invalid, sampler_error, nullptr,
-                       compare && agreement.error.empty() ? &agreement.evidence : nullptr);
+          EvaluateCase(prepared[i], std::vector<uint64_t>(prepared[i].row.size(), 0), 0, "", nullptr, nullptr);
         }
         case_done(i, std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count());
         continue;
@@ -905,10 +1167,26 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
 
   if (!done_error.ok()) return done_error.error();
   for (size_t i = 0; i < prepared.size(); ++i) {
-    if (finished[i]) report.cases.push_back(std::move(prepared[i].result));
+    const bool row_evidence = report.shard && Ranged(prepared[i], resumed[i]);
+    if (finished[i] && !row_evidence) report.cases.push_back(std::move(prepared[i].result));
   }
-  report.interrupted = report.cases.size() < prepared.size();
-  ApplyCampaignVerdict(report);
+  if (report.shard) {
+    // Evidence in case order (workers finish in any order).
+    std::unordered_map<std::string, size_t> order;
+    for (size_t i = 0; i < prepared.size(); ++i) order[prepared[i].result.name] = i;
+    std::sort(report.shard->evidence.begin(), report.shard->evidence.end(),
+              [&](const ShardRowEvidence& a, const ShardRowEvidence& b) { return order[a.name] < order[b.name]; });
+    size_t expected = 0, got = 0;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      if (!in_this_run[i] || resumed[i]) continue;
+      ++expected;
+      got += finished[i];
+    }
+    report.interrupted = got < expected;
+  } else {
+    report.interrupted = report.cases.size() < prepared.size();
+    ApplyCampaignVerdict(report);
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }

@@ -45,6 +45,10 @@ uint64_t CampaignReport::JudgedDraws() const {
 
 std::vector<std::string> CampaignReport::VerdictProblems() const {
   std::vector<std::string> problems;
+  if (shard) {
+    problems.push_back("a shard's evidence (shard " + std::to_string(shard->index) + "/" +
+                       std::to_string(shard->count) + "), not a verdict: samplecheck merge judges the shards together");
+  }
   const size_t failed = Count(CaseStatus::kFail);
   const size_t errors = Count(CaseStatus::kError);
   const size_t skipped = Count(CaseStatus::kSkipped);

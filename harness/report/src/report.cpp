@@ -5,6 +5,8 @@
 #include <fstream>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/suite.h"
@@ -126,6 +128,107 @@ Result<CaseResult> CaseFromJson(const json& j) {
   }
 }
 
+namespace {
+
+json SparseToJson(const SparseCounts& counts) {
+  json out = json::array();
+  for (const auto& [token, n] : counts) out.push_back({token, n});
+  return out;
+}
+
+SparseCounts SparseFromJson(const json& j) {
+  SparseCounts out;
+  for (const json& e : j) {
+    if (!e.is_array() || e.size() != 2) throw std::runtime_error("a sparse count is [token, draws]");
+    out.emplace_back(e[0].get<int32_t>(), e[1].get<uint64_t>());
+  }
+  return out;
+}
+
+// 16 hex digits: a JSON number would lose bits in readers that hold numbers as doubles (jq, JavaScript).
+std::string FingerprintText(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+json ShardToJson(const ShardInfo& s) {
+  json evidence = json::array();
+  for (const ShardRowEvidence& e : s.evidence) {
+    json pieces = json::array();
+    for (const auto& [b, end] : e.pieces) pieces.push_back({b, end});
+    json row = {{"case", e.name},
+                {"pieces", pieces},
+                {"histogram", SparseToJson(e.histogram)},
+                {"invalid_draws", e.invalid_draws},
+                {"sampler_error", e.sampler_error}};
+    if (e.has_agreement) {
+      row["agreement"] = {{"draws", e.agreement_draws},
+                          {"deterministic", e.agreement_deterministic},
+                          {"fast", SparseToJson(e.agreement_fast)},
+                          {"sampled", SparseToJson(e.agreement_sampled)},
+                          {"first_difference", e.agreement_first_difference},
+                          {"fast_token", e.agreement_fast_token},
+                          {"sampled_token", e.agreement_sampled_token}};
+    } else {
+      row["agreement"] = nullptr;
+    }
+    evidence.push_back(std::move(row));
+  }
+  return {{"index", s.index},
+          {"count", s.count},
+          {"source", s.source},
+          {"plan_fingerprint", FingerprintText(s.plan_fingerprint)},
+          {"tv", s.tv ? json(*s.tv) : json(nullptr)},
+          {"max_draws", s.max_draws ? json(*s.max_draws) : json(nullptr)},
+          {"generated", s.generated},
+          {"items", s.items},
+          {"evidence", std::move(evidence)}};
+}
+
+ShardInfo ShardFromJson(const json& j) {
+  ShardInfo s;
+  s.index = j.at("index").get<uint32_t>();
+  s.count = j.at("count").get<uint32_t>();
+  s.source = j.at("source").get<std::string>();
+  const std::string fingerprint = j.at("plan_fingerprint").get<std::string>();
+  if (fingerprint.size() != 16 || fingerprint.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw std::runtime_error("plan_fingerprint is 16 lowercase hex digits");
+  }
+  s.plan_fingerprint = std::stoull(fingerprint, nullptr, 16);
+  if (!j.at("tv").is_null()) s.tv = j["tv"].get<double>();
+  if (!j.at("max_draws").is_null()) s.max_draws = j["max_draws"].get<uint64_t>();
+  s.generated = j.at("generated").get<uint64_t>();
+  s.items = j.at("items").get<uint64_t>();
+  for (const json& row : j.at("evidence")) {
+    ShardRowEvidence e;
+    e.name = row.at("case").get<std::string>();
+    for (const json& piece : row.at("pieces")) {
+      if (!piece.is_array() || piece.size() != 2) throw std::runtime_error("a piece is [begin, end)");
+      e.pieces.emplace_back(piece[0].get<uint64_t>(), piece[1].get<uint64_t>());
+    }
+    e.histogram = SparseFromJson(row.at("histogram"));
+    e.invalid_draws = row.at("invalid_draws").get<uint64_t>();
+    e.sampler_error = row.at("sampler_error").get<std::string>();
+    if (!row.at("agreement").is_null()) {
+      const json& a = row["agreement"];
+      e.has_agreement = true;
+      e.agreement_draws = a.at("draws").get<uint64_t>();
+      e.agreement_deterministic = a.at("deterministic").get<bool>();
+      e.agreement_fast = SparseFromJson(a.at("fast"));
+      e.agreement_sampled = SparseFromJson(a.at("sampled"));
+      e.agreement_first_difference = a.at("first_difference").get<int64_t>();
+      e.agreement_fast_token = a.at("fast_token").get<int32_t>();
+      e.agreement_sampled_token = a.at("sampled_token").get<int32_t>();
+    }
+    s.evidence.push_back(std::move(e));
+  }
+  if (s.count == 0 || s.index >= s.count) throw std::runtime_error("shard index must be below its count");
+  return s;
+}
+
+}  // namespace
+
 json ReportToJson(const CampaignReport& r) {
   json j;
   j["schema"] = r.schema;
@@ -197,6 +300,8 @@ json ReportToJson(const CampaignReport& r) {
   } else {
     j["properties"] = nullptr;
   }
+  j["shard"] = r.shard ? ShardToJson(*r.shard) : json(nullptr);
+  j["merged_shards"] = r.merged_shards;
   j["verdict_problems"] = r.VerdictProblems();
   j["verdict"] = r.Passed() ? "pass" : "fail";
   j["counts"] = {{"cases", r.cases.size()},
@@ -265,6 +370,9 @@ Result<CampaignReport> ReportFromJson(const json& j) {
       }
     }
     r.planned_cases = j.contains("planned_cases") ? j["planned_cases"].get<size_t>() : r.cases.size();
+    // Written since sharding (docs/scale.md): absent in older reports.
+    if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);
+    if (j.contains("merged_shards")) r.merged_shards = j["merged_shards"].get<uint32_t>();
     if (j.contains("properties") && !j["properties"].is_null()) {
       r.properties_run = true;
       r.property_seed = j["properties"].at("seed").get<uint64_t>();

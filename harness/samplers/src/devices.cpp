@@ -32,6 +32,13 @@ std::string NvmlDriverVersion() {
 
 }  // namespace
 
+int UsableCudaDevices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess) return count;
+  cudaGetLastError();  // clear the sticky "no device" error
+  return 0;
+}
+
 std::optional<std::string> DescribeGpus() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
@@ -57,6 +64,7 @@ std::optional<std::string> DescribeGpus() {
 }
 #else
 std::optional<std::string> DescribeGpus() { return std::nullopt; }
+int UsableCudaDevices() { return 0; }
 #endif
 
 }  // namespace samplecheck::harness

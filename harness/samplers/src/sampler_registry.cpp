@@ -61,7 +61,7 @@ Result<std::unique_ptr<Sampler>> MakeCuda(const SamplerSpec& spec, const Sampler
   auto profile = ProfileOf(spec, options);
   if (!profile.ok()) return profile.error();
 #ifdef SAMPLECHECK_HAVE_CUDA
-  return MakeCudaSampler(*profile);
+  return MakeCudaSampler(*profile, options.device);
 #else
   return Unsupported("sampler 'cuda' is not available: this samplecheck was built without CUDA (configure with "
                      "-DSAMPLECHECK_CUDA=ON on a machine with nvcc); use 'exact' for the CPU reference sampler");

@@ -71,10 +71,21 @@ class CudaSampler final : public Sampler {
         launch_(std::move(launch)),
         count_through_launcher_(launch_ && count == CudaCountPath::kLauncher) {}
   ~CudaSampler() override {
-    if (stream_) cudaStreamDestroy(stream_);
+    if (stream_) {
+      (void)UseDevice();
+      cudaStreamDestroy(stream_);
+    }
   }
 
-  Status Init() {
+  // Every call runs on the sampler's device (a worker thread of --devices, or one thread driving several).
+  Status UseDevice() const {
+    if (device_ >= 0) SC_CUDA(cudaSetDevice(device_));
+    return Status::Ok();
+  }
+
+  Status Init(int device) {
+    device_ = device;
+    if (Status st = UseDevice(); !st.ok()) return st;
     SC_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     return Status::Ok();
   }
@@ -92,6 +103,7 @@ class CudaSampler final : public Sampler {
   }
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
+    if (Status st = UseDevice(); !st.ok()) return st;
     if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
     if (batch.rows == 0) return Status::Ok();
     if (batch.vocab == 0) {  // like the exact sampler: an empty row cannot be sampled
@@ -138,6 +150,7 @@ class CudaSampler final : public Sampler {
 
   Result<std::vector<double>> ProcessedDistribution(std::span<const float> row,
                                                     const SamplingParams& params) override {
+    if (Status st = UseDevice(); !st.ok()) return st;
     if (launch_) return Unsupported(Name() + " only samples: it exposes no processed distribution");
     if (auto bad = ValidateParams(params, profile_)) return bad->ToError();
     const int64_t vocab = static_cast<int64_t>(row.size());
@@ -177,6 +190,7 @@ class CudaSampler final : public Sampler {
 
   Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
                     std::span<uint64_t> histogram, uint64_t* invalid_draws) override {
+    if (Status st = UseDevice(); !st.ok()) return st;
     if (Status st = CheckCountDrawsArgs(row, params, histogram.size(), profile_); !st.ok()) return st;
     if (row.empty()) {
       if (invalid_draws) *invalid_draws += draws;
@@ -237,6 +251,7 @@ class CudaSampler final : public Sampler {
   // The sampling call on one row repeated through the kernel's row indirection (every batch row reads logits row
   // 0), so the row crosses to the device once: batches of 2^16 rows with offsets offset + i.
   Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens) override {
+    if (Status st = UseDevice(); !st.ok()) return st;
     if (Status st = CheckCountDrawsArgs(row, params, row.size(), profile_); !st.ok()) return st;
     const uint64_t draws = tokens.size();
     if (row.empty()) {
@@ -285,17 +300,16 @@ class CudaSampler final : public Sampler {
   CudaSampleLaunch launch_;  // null = kernels::SampleFromLogits (and the CountDraws fast path)
   bool count_through_launcher_;
   cudaStream_t stream_ = nullptr;
+  int device_ = -1;
   DeviceBuffer logits_, tokens_, probs_, histogram_, indices_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile) {
-  return MakeCudaSampler(profile, "", nullptr, CudaCountPath::kFastPath);
-}
+namespace {
 
-Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch,
-                                                 CudaCountPath count) {
+Result<std::unique_ptr<Sampler>> MakeCudaSamplerOn(int device, std::string_view profile, std::string name,
+                                                   CudaSampleLaunch launch, CudaCountPath count) {
   kernels::Profile kernel_profile;
   if (!kernels::ParseProfile(profile, &kernel_profile)) {
     return InvalidArgument("the cuda sampler implements the profiles vllm and hf, not '" + std::string(profile) + "'");
@@ -309,9 +323,24 @@ Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::
     return Error{ErrorCode::kCuda, std::string("the cuda sampler needs a CUDA device: ") +
                                        (e != cudaSuccess ? cudaGetErrorString(e) : "none found")};
   }
+  if (device >= devices) {
+    return InvalidArgument("CUDA device " + std::to_string(device) + " does not exist: this host has " +
+                           std::to_string(devices) + " (0 to " + std::to_string(devices - 1) + ")");
+  }
   auto sampler = std::make_unique<CudaSampler>(kernel_profile, *reference_profile, std::move(name), std::move(launch), count);
-  if (Status st = sampler->Init(); !st.ok()) return st.error();
+  if (Status st = sampler->Init(device); !st.ok()) return st.error();
   return std::unique_ptr<Sampler>(std::move(sampler));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, int device) {
+  return MakeCudaSamplerOn(device, profile, "", nullptr, CudaCountPath::kFastPath);
+}
+
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, std::string name, CudaSampleLaunch launch,
+                                                 CudaCountPath count) {
+  return MakeCudaSamplerOn(-1, profile, std::move(name), std::move(launch), count);
 }
 
 }  // namespace samplecheck::harness

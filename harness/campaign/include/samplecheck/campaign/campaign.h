@@ -37,6 +37,13 @@ namespace samplecheck::harness {
 // Tests per case assumed by the planner's alpha split: head, tail, hash Pearson and the head max-|z|.
 inline constexpr uint32_t kPlannedTestsPerCase = 4;
 
+// One part of a campaign split over processes (run --shard I/N, docs/scale.md).
+struct ShardSpec {
+  uint32_t index = 0;  // 0-based
+  uint32_t count = 1;
+  std::string source;  // where it came from: "--shard", "GTEST_SHARD_INDEX", "SLURM_ARRAY_TASK_ID", ...
+};
+
 struct CampaignOptions {
   std::string sampler_spec = "exact";
   std::string profile;                  // judged profile; "" = the suite's, else the sampler's, else vllm
@@ -57,6 +64,14 @@ struct CampaignOptions {
   // binnings at its alpha (and chi-square divergence < chi2_eps when given); 0 = not asked (bounds still reported).
   double equivalence_eps = 0.0;
   double equivalence_chi2_eps = 0.0;
+
+  // --shard I/N: draw only this shard's work items (whole cases, and chunk-aligned draw ranges of big row cases,
+  // assigned from the plan alone) and keep the row cases' counts as evidence (CampaignReport::shard) for
+  // `samplecheck merge`; the plan ignores the clock (every row case at full power, capped by --max-draws).
+  std::optional<ShardSpec> shard;
+  // --devices: one sampler per GPU of this host (SamplerOptions::device), the work items shared among them; the
+  // counts are those of one device (a case's draws are chunk-aligned ranges at fixed offsets).
+  std::vector<int> devices;
 
   // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
   // returned here stops the campaign (the CLI refuses a plan past its limits unless forced).

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -135,6 +136,40 @@ struct MachineInfo {
   uint32_t cores = 0;
 };
 
+// A token histogram kept sparse: (token, draws) for the tokens drawn at least once, in token order.
+using SparseCounts = std::vector<std::pair<int32_t, uint64_t>>;
+
+// The raw evidence of the draws a shard made of one row case (docs/scale.md): counts are sufficient statistics,
+// so `samplecheck merge` adds the pieces of every shard and judges the case once, exactly as an unsharded run.
+struct ShardRowEvidence {
+  std::string name;                                   // the case
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;  // draw ranges [begin, end) this shard made (offset + begin ..)
+  SparseCounts histogram;                             // their draws per token
+  uint64_t invalid_draws = 0;
+  std::string sampler_error;                          // the sampler failed on one of them ("" when none)
+  // The agreement check's draws (a sampler with a counting fast path), made by the shard holding draw 0.
+  bool has_agreement = false;
+  uint64_t agreement_draws = 0;
+  bool agreement_deterministic = false;
+  SparseCounts agreement_fast, agreement_sampled;
+  int64_t agreement_first_difference = -1;
+  int32_t agreement_fast_token = 0, agreement_sampled_token = 0;
+};
+
+// What makes a report a shard's (run --shard I/N): which part it is, what fixes the plan, and the evidence of its
+// row cases (its batch cases are drawn whole and judged in CampaignReport::cases).
+struct ShardInfo {
+  uint32_t index = 0;                     // 0-based, < count
+  uint32_t count = 1;
+  std::string source;                     // where the index came from: "--shard", "GTEST_SHARD_INDEX", ...
+  uint64_t plan_fingerprint = 0;          // of every case's name, row seed, parameters and draws
+  std::optional<double> tv;               // the plan's overrides (--tv, --max-draws, --generated), for merge to
+  std::optional<uint64_t> max_draws;      // plan again exactly as the shards did
+  uint64_t generated = 0;
+  uint64_t items = 0;                     // work items of this shard (whole cases, or draw ranges of big ones)
+  std::vector<ShardRowEvidence> evidence;
+};
+
 struct CampaignReport {
   std::string schema = kReportSchema;
   std::string samplecheck_version;
@@ -170,6 +205,9 @@ struct CampaignReport {
   std::vector<PropertyOutcome> properties;
   size_t planned_cases = 0;          // cases of the suite (cases holds the finished ones when interrupted)
   std::vector<CaseResult> cases;
+  // run --shard: this report is one shard's evidence, not a verdict (VerdictProblems says so); merge judges.
+  std::optional<ShardInfo> shard;
+  uint32_t merged_shards = 0;        // samplecheck merge: the shards this report was judged from (0: not merged)
 
   // Pass: no case failed or errored, the run was not interrupted, no case was skipped (unless allowed), and the
   // judged cases and their draws reach the floors of `evidence`.

@@ -16,7 +16,9 @@
 
 namespace samplecheck::harness {
 
-// kInvalidArgument when `profile` is not one the kernels implement (vllm, hf); kCuda when no CUDA device is usable.
-Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile);
+// kInvalidArgument when `profile` is not one the kernels implement (vllm, hf), or `device` is not a CUDA device of
+// this host; kCuda when no CUDA device is usable. device -1: the current device. Every call of the sampler runs on
+// its device (it selects it first), so samplers of several devices may be used from one thread or several.
+Result<std::unique_ptr<Sampler>> MakeCudaSampler(std::string_view profile, int device = -1);
 
 }  // namespace samplecheck::harness

@@ -11,4 +11,7 @@ namespace samplecheck::harness {
 // without NVML it is the CUDA version the driver supports ("CUDA 13.0").
 std::optional<std::string> DescribeGpus();
 
+// The CUDA devices this program can use (0 in a build without CUDA, or without a usable driver or device).
+int UsableCudaDevices();
+
 }  // namespace samplecheck::harness

@@ -19,6 +19,7 @@ namespace samplecheck::harness {
 
 struct SamplerOptions {
   std::string profile = "vllm";  // semantics profile for samplers that implement several (exact, cuda, mutants)
+  int device = -1;               // GPU samplers: the CUDA device (-1: the current one); others ignore it
 };
 
 // A --sampler spec split at its first ':'.

@@ -1,0 +1,88 @@
+// samplecheck merge: judge the shards of one campaign together (docs/scale.md). Each shard report (run --shard I/N)
+// holds the counts of the draws it made; merge adds them per case, runs every check once and applies Holm over all
+// cases: the verdict, p-values and report are those of the unsharded run of the same seeds. Exit codes: 0 the merged
+// campaign passes, 1 it fails, 2 bad input (a file that is not a shard report, shards of different campaigns, a
+// shard missing or given twice, a suite that no longer plans as the shards did).
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command_registry.h"
+#include "options.h"
+#include "samplecheck/campaign/shard.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/report/html_report.h"
+#include "samplecheck/report/report.h"
+
+namespace samplecheck::tools {
+namespace {
+
+struct MergeOptions {
+  std::vector<std::string> shards;
+  std::string report;
+  std::string html;
+  std::string suite;  // overrides the suite the shards name (a suite file that moved)
+  bool follow_symlinks = false;
+};
+
+int Fail(const std::string& message) {
+  std::cerr << "samplecheck merge: " << message << "\n";
+  return kExitUsage;
+}
+
+int Merge(const MergeOptions& o) {
+  const WriteOptions write{o.follow_symlinks};
+  for (const std::string& path : {o.report, o.html}) {
+    if (path.empty()) continue;
+    if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
+  }
+  std::vector<harness::CampaignReport> shards;
+  for (const std::string& path : o.shards) {
+    auto r = harness::LoadReport(path);
+    if (!r.ok()) return Fail(path + ": " + r.error().message);
+    shards.push_back(std::move(*r));
+  }
+  // The suite the shards ran: a built-in one by name, a file by its path (or --suite).
+  std::string suite_name = o.suite;
+  if (suite_name.empty()) {
+    const std::string& source = shards.front().suite_source;
+    suite_name = source.rfind("builtin:", 0) == 0 ? source.substr(8) : source;
+  }
+  auto suite = harness::LoadSuite(suite_name);
+  if (!suite.ok()) return Fail("the shards' suite: " + suite.error().message);
+  if (suite->name != shards.front().suite) {
+    return Fail("suite " + suite_name + " is named " + suite->name + ", the shards ran " + shards.front().suite);
+  }
+  std::string command_line = "samplecheck merge";
+  for (const std::string& path : o.shards) command_line += " " + path;
+  auto merged = harness::MergeShards(*suite, shards, o.shards, command_line);
+  if (!merged.ok()) return Fail(merged.error().message);
+  if (!o.report.empty()) {
+    if (Status st = harness::SaveReport(*merged, o.report, write); !st.ok()) return Fail(st.error().message);
+  }
+  if (!o.html.empty()) {
+    if (Status st = harness::SaveHtmlReport(*merged, o.html, write); !st.ok()) return Fail(st.error().message);
+  }
+  std::cout << "merged " << merged->merged_shards << " shards\n" << harness::FormatSummary(*merged);
+  if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
+  if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
+  return merged->Passed() ? kExitOk : kExitCheckFailed;
+}
+
+const bool registered = RegisterCommand(
+    {"merge", "judge the shard reports of one campaign (run --shard I/N) together, as the unsharded run",
+     [](CLI::App& cmd) {
+       auto o = std::make_shared<MergeOptions>();
+       cmd.add_option("shards", o->shards, "every shard's report (run --shard I/N --report ...)")->required();
+       cmd.add_option("--report", o->report, "write the merged JSON report here");
+       cmd.add_option("--html", o->html, "write the merged HTML report here");
+       cmd.add_option("--suite", o->suite,
+                      "the suite the shards ran, when its file moved (default: the built-in or path they name)");
+       cmd.add_flag("--follow-symlinks", o->follow_symlinks,
+                    "write reports through a symbolic link at their path (refused otherwise)");
+       return [o]() { return Merge(*o); };
+     }});
+
+}  // namespace
+}  // namespace samplecheck::tools
