@@ -5,13 +5,8 @@
 set -uo pipefail
 scenario=$1; dir=$2/$scenario; bin=$3; fatal=$4; example=$5; build=$6; cmake=$7
 rm -rf "$dir"; mkdir -p "$dir"
-fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
-expect_rc() {  # expect_rc <rc> <command...>
-  local want=$1; shift
-  "$@" >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
-  cat "$dir/out.txt" "$dir/err.txt"
-  [ "$rc" -eq "$want" ] || fail "expected exit $want, got $rc: $*"
-}
+# shellcheck source=../lib/expect.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect.sh"
 expect_text() {  # expect_text <file> <fixed string>
   grep -qF -- "$2" "$1" || fail "'$2' not in $1"
 }

@@ -5,13 +5,8 @@
 set -uo pipefail
 bin=$1; scenario=$2; dir=$3/$scenario
 rm -rf "$dir"; mkdir -p "$dir"
-fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
-expect_rc() {  # expect_rc <rc> <command...>
-  local want=$1; shift
-  "$@" >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
-  cat "$dir/out.txt" "$dir/err.txt"
-  [ "$rc" -eq "$want" ] || fail "expected exit $want, got $rc: $*"
-}
+# shellcheck source=../lib/expect.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect.sh"
 
 case "$scenario" in
   run_smoke_exact)

@@ -8,13 +8,8 @@ bin=$1; scenario=$2; dir=$3/$scenario; shim=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 suites=$here/../../harness/campaign/suites
 rm -rf "$dir"; mkdir -p "$dir"
-fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
-expect_rc() {  # expect_rc <rc> <command...>
-  local want=$1; shift
-  "$@" >"$dir/out.txt" 2>"$dir/err.txt"; local rc=$?
-  cat "$dir/out.txt" "$dir/err.txt"
-  [ "$rc" -eq "$want" ] || fail "expected exit $want, got $rc: $*"
-}
+# shellcheck source=../lib/expect.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect.sh"
 expect_err() { grep -q -- "$1" "$dir/err.txt" || fail "stderr lacks '$1'"; }
 # The report without what changes from run to run (times, the command line is the same by construction).
 normalized() {
