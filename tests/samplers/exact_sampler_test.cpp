@@ -99,6 +99,31 @@ TEST(ExactSampler, NativeCountDrawsAgreesWithBatchedSample) {
   EXPECT_EQ(invalid, 0u);
 }
 
+// SampleReplicated (the campaign's batch call): K copies of a batch with their own params, drawn as Sample draws
+// the copies laid out one after another; a count of params that is not K x rows is refused.
+TEST(ExactSampler, SampleReplicatedIsSampleOnTheCopies) {
+  auto sampler = MakeExact("vllm");
+  const auto a = GaussianRow(40, 5), b = GaussianRow(40, 6);
+  std::vector<float> rows(a.begin(), a.end());
+  rows.insert(rows.end(), b.begin(), b.end());
+  constexpr uint64_t kCopies = 6;
+  std::vector<float> copies;
+  std::vector<SamplingParams> params;
+  for (uint64_t k = 0; k < kCopies; ++k) {
+    copies.insert(copies.end(), rows.begin(), rows.end());
+    params.push_back(Params(0.9, 7, 0.9, 0.0, 3, k));
+    params.push_back(Params(1.3, -1, 1.0, 0.05, 4, 100 + k));
+  }
+  std::vector<int32_t> replicated(params.size()), sampled(params.size());
+  ASSERT_TRUE(sampler->SampleReplicated(RowBatch{rows.data(), 2, 40, 40}, kCopies, params, replicated).ok());
+  ASSERT_TRUE(sampler->Sample(RowBatch{copies.data(), int64_t(params.size()), 40, 40}, params, sampled).ok());
+  EXPECT_EQ(replicated, sampled);
+  const Status st = sampler->SampleReplicated(RowBatch{rows.data(), 2, 40, 40}, kCopies - 1, params, replicated);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.error().message.find("5 copies of 2 rows need 10 params"), std::string::npos) << st.error().message;
+}
+
 TEST(ExactSampler, ProcessedDistributionIsReferenceDense) {
   auto sampler = MakeExact("hf");
   const auto row = GaussianRow(40, 8);

@@ -412,8 +412,9 @@ struct BatchDraws {
   std::string sampler_error;
 };
 
-// Draws every row of a batch through Sample: each call holds K replicas of the batch (draws c*K .. c*K + K - 1 of
-// every row, replica k at offset + c*K + k), at most 4096 rows and 64 MiB of logits per call. Then the rows alone:
+// Draws every row of a batch through SampleReplicated (Sample on K copies of the batch): each call holds K replicas
+// (draws c*K .. c*K + K - 1 of every row, replica k at offset + c*K + k), at most 4096 rows and 64 MiB of copied
+// logits per call. Then the rows alone:
 // deterministic samplers draw the first draws of each row in calls of one row (batch size 1) at the same offsets;
 // the others count as many draws of the row alone at offsets after the batch's.
 BatchDraws DrawBatch(Sampler& sampler, const std::vector<PreparedCase*>& rows, bool deterministic,
@@ -428,12 +429,8 @@ BatchDraws DrawBatch(Sampler& sampler, const std::vector<PreparedCase*>& rows, b
   constexpr uint64_t kMaxBytes = uint64_t{64} << 20;
   const uint64_t by_memory = std::max<uint64_t>(1, kMaxBytes / (sizeof(float) * b * std::max<size_t>(vocab, 1)));
   const uint64_t replicas = std::max<uint64_t>(1, std::min({kMaxRows / b, by_memory, draws}));
-  std::vector<float> logits(replicas * b * vocab);
-  for (uint64_t k = 0; k < replicas; ++k) {
-    for (size_t r = 0; r < b; ++r) {
-      std::copy(rows[r]->row.begin(), rows[r]->row.end(), logits.begin() + (k * b + r) * vocab);
-    }
-  }
+  std::vector<float> logits(b * vocab);
+  for (size_t r = 0; r < b; ++r) std::copy(rows[r]->row.begin(), rows[r]->row.end(), logits.begin() + r * vocab);
   std::vector<SamplingParams> params(replicas * b);
   std::vector<int32_t> tokens(replicas * b);
   for (uint64_t done = 0; done < draws && !halted();) {
@@ -444,9 +441,9 @@ BatchDraws DrawBatch(Sampler& sampler, const std::vector<PreparedCase*>& rows, b
         params[k * b + r].offset = rows[r]->result.params.offset + done + k;
       }
     }
-    const RowBatch batch{logits.data(), static_cast<int64_t>(n * b), static_cast<int64_t>(vocab),
+    const RowBatch batch{logits.data(), static_cast<int64_t>(b), static_cast<int64_t>(vocab),
                          static_cast<int64_t>(vocab)};
-    Status st = sampler.Sample(batch, std::span(params).first(n * b), std::span(tokens).first(n * b));
+    Status st = sampler.SampleReplicated(batch, n, std::span(params).first(n * b), std::span(tokens).first(n * b));
     if (!st.ok()) {
       out.sampler_error = st.error().ToString();
       return out;
@@ -733,15 +730,21 @@ struct WorkItem {
   uint64_t begin = 0, end = 0;  // a row case's draws; 0, 0 for a whole unit
   double cost = 0.0;            // for the assignment to shards (the model below)
 };
-// The cost model of the assignment, in nanoseconds of the exact sampler on one core (measured on standard): a
-// counted draw, a CountDraws call's distribution per token of its row, and a batch row's draw (one Sample of the
-// row) per token. Only the balance of the shards depends on it, never their counts.
-constexpr double kCountedDrawCost = 20.0;
-constexpr double kCallCostPerToken = 2000.0;
-constexpr double kSampledDrawCostPerToken = 2.5;
+// The cost model of the assignment to shards and of the order workers take items in, in nanoseconds: a counted
+// draw, a CountDraws call per token of its row, and a batch row's draw (one row of a Sample call) per token. Measured
+// on standard: the exact sampler on one core of the 2-core VM, and the cuda sampler on an H200 (counted draws at
+// 1.3e9/s; a batch call's time is its logits' transfer to the device). It depends on the sampler's kind alone, so
+// every shard computes the same assignment; only the balance depends on it, never the counts.
+struct CostModel {
+  double counted_draw;
+  double call_per_token;
+  double sampled_draw_per_token;
+};
+constexpr CostModel kCpuCost{20.0, 2000.0, 2.5};
+constexpr CostModel kGpuCost{0.75, 0.05, 0.8};
 constexpr uint64_t kPieceDraws = kDrawChunk * 8;  // 2^25: the largest piece of a row case
 
-std::vector<WorkItem> MakeWorkItems(const CampaignWork& work) {
+std::vector<WorkItem> MakeWorkItems(const CampaignWork& work, const CostModel& model) {
   std::vector<WorkItem> items;
   for (size_t u = 0; u < work.units.size(); ++u) {
     const std::vector<size_t>& unit = work.units[u];
@@ -751,15 +754,15 @@ std::vector<WorkItem> MakeWorkItems(const CampaignWork& work) {
       const uint64_t draws = first.result.draws;
       for (uint64_t b = 0; b < draws; b += kPieceDraws) {
         const uint64_t e = std::min(draws, b + kPieceDraws);
-        items.push_back({u, b, e, kCountedDrawCost * double(e - b) +
-                                      kCallCostPerToken * vocab * double((e - b + kDrawChunk - 1) / kDrawChunk)});
+        items.push_back({u, b, e, model.counted_draw * double(e - b) +
+                                      model.call_per_token * vocab * double((e - b + kDrawChunk - 1) / kDrawChunk)});
       }
       continue;
     }
     double cost = 0.0;
     for (size_t i : unit) {
       if (!work.prepared[i].skip && !work.resumed[i]) {
-        cost += kSampledDrawCostPerToken * double(work.prepared[i].result.draws) * vocab;
+        cost += model.sampled_draw_per_token * double(work.prepared[i].result.draws) * vocab;
       }
     }
     items.push_back({u, 0, 0, cost});
@@ -936,7 +939,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   }
 
   // The work items, and this shard's part of them.
-  const std::vector<WorkItem> all_items = MakeWorkItems(work);
+  const std::vector<WorkItem> all_items = MakeWorkItems(work, gpu ? kGpuCost : kCpuCost);
   std::vector<WorkItem> items;
   if (options.shard) {
     const std::vector<uint32_t> shard_of = AssignShards(all_items, options.shard->count);
@@ -966,6 +969,8 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   } else {
     items = all_items;
   }
+  // Workers take the costliest items first (the longest-processing-time rule), so a big batch does not start last.
+  std::stable_sort(items.begin(), items.end(), [](const WorkItem& a, const WorkItem& b) { return a.cost > b.cost; });
   jobs = std::clamp<unsigned>(jobs, 1, static_cast<unsigned>(std::max<size_t>(items.size(), 1)));
   if (!options.devices.empty() && jobs < options.devices.size()) jobs = static_cast<unsigned>(options.devices.size());
   for (unsigned j = 1; j < jobs; ++j) {

@@ -102,4 +102,26 @@ Status Sampler::SampleRepeated(std::span<const float> row, const SamplingParams&
   return Status::Ok();
 }
 
+Status Sampler::SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
+                                 std::span<int32_t> tokens) {
+  const size_t logits_rows = static_cast<size_t>(std::max<int64_t>(rows.rows, 0));
+  if (Status st = CheckBatchShape(rows, logits_rows, logits_rows); !st.ok()) return st;
+  const uint64_t calls = replicas * logits_rows;
+  if (params.size() != calls || tokens.size() != calls) {
+    return InvalidArgument(std::to_string(replicas) + " copies of " + std::to_string(rows.rows) + " rows need " +
+                           std::to_string(calls) + " params and token slots, not " + std::to_string(params.size()) +
+                           " and " + std::to_string(tokens.size()));
+  }
+  const size_t vocab = static_cast<size_t>(rows.vocab);
+  std::vector<float> copies(calls * vocab);
+  for (uint64_t k = 0; k < replicas; ++k) {
+    for (int64_t r = 0; r < rows.rows; ++r) {
+      const float* from = rows.logits + r * rows.row_stride;
+      std::copy(from, from + vocab, copies.begin() + (k * rows.rows + r) * vocab);
+    }
+  }
+  const RowBatch batch{copies.data(), static_cast<int64_t>(calls), rows.vocab, rows.vocab};
+  return Sample(batch, params, tokens);
+}
+
 }  // namespace samplecheck::harness

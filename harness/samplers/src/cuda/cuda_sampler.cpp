@@ -105,49 +105,77 @@ class CudaSampler final : public Sampler {
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
     if (Status st = UseDevice(); !st.ok()) return st;
     if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
-    if (batch.rows == 0) return Status::Ok();
-    if (batch.vocab == 0) {  // like the exact sampler: an empty row cannot be sampled
+    return LaunchRows(batch, params, tokens);
+  }
+
+  // The copies of a batch through the kernels' row indirection: each row crosses to the device once per call, not
+  // once per copy (a batch of 64 rows of V = 4096 in copies of 4096 rows: 1 MiB instead of 64 MiB per call).
+  Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
+                          std::span<int32_t> tokens) override {
+    if (Status st = UseDevice(); !st.ok()) return st;
+    const size_t logits_rows = static_cast<size_t>(std::max<int64_t>(rows.rows, 0));
+    if (Status st = CheckBatchShape(rows, logits_rows, logits_rows); !st.ok()) return st;
+    const uint64_t calls = replicas * static_cast<uint64_t>(rows.rows);
+    if (params.size() != calls || tokens.size() != calls) {
+      return InvalidArgument(std::to_string(replicas) + " copies of " + std::to_string(rows.rows) + " rows need " +
+                             std::to_string(calls) + " params and token slots, not " + std::to_string(params.size()) +
+                             " and " + std::to_string(tokens.size()));
+    }
+    for (size_t r = 0; r < params.size(); ++r) {
+      if (auto bad = ValidateParams(params[r], profile_)) {
+        return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
+      }
+    }
+    return LaunchRows(rows, params, tokens);
+  }
+
+ private:
+  // One kernel call: call row L (of params.size()) samples logits row L mod logits.rows with params[L]. Through the
+  // kernels' row indirection, in reverse: kernel batch row j is call row n - 1 - j, and the tokens are put back in
+  // order. A correct kernel draws the same tokens as with the identity (batch invariance); one that reads a row's
+  // parameters at its logits row instead of its batch row (cuda:params-by-logits-row, FlashInfer's
+  // top_p_arr[row_idx]) gets another row's parameters, which every property that mixes parameters in a batch sees.
+  Status LaunchRows(const RowBatch& logits, std::span<const SamplingParams> params, std::span<int32_t> tokens) {
+    const int64_t n = static_cast<int64_t>(params.size());
+    if (n == 0) return Status::Ok();
+    if (logits.vocab == 0) {  // like the exact sampler: an empty row cannot be sampled
       for (int32_t& t : tokens) t = kInvalidToken;
       return Status::Ok();
     }
-    const int64_t rows = batch.rows;
-    const size_t elements = static_cast<size_t>((rows - 1) * batch.row_stride + batch.vocab);
+    const int64_t rows = logits.rows;
+    const size_t elements = static_cast<size_t>((rows - 1) * logits.row_stride + logits.vocab);
     if (Status st = logits_.Reserve(elements * sizeof(float)); !st.ok()) return st;
-    if (Status st = tokens_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
-    if (Status st = indices_.Reserve(rows * sizeof(int32_t)); !st.ok()) return st;
-    SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), batch.logits, elements * sizeof(float), cudaMemcpyHostToDevice,
+    if (Status st = tokens_.Reserve(n * sizeof(int32_t)); !st.ok()) return st;
+    if (Status st = indices_.Reserve(n * sizeof(int32_t)); !st.ok()) return st;
+    SC_CUDA(cudaMemcpyAsync(logits_.As<float>(), logits.logits, elements * sizeof(float), cudaMemcpyHostToDevice,
                             stream_));
-    // Through the kernels' row indirection, in reverse: kernel batch row b samples logits row rows - 1 - b with
-    // that row's parameters, and the tokens are put back in order. A correct kernel draws the same tokens as with
-    // the identity (batch invariance); one that reads a row's parameters at its logits row instead of its batch row
-    // (cuda:params-by-logits-row, FlashInfer's top_p_arr[row_idx]) gets another row's parameters, which every
-    // property that mixes parameters in a batch sees.
-    std::vector<int32_t> reversed(static_cast<size_t>(rows));
-    std::vector<SamplingParams> reversed_params(static_cast<size_t>(rows));
-    for (int64_t b = 0; b < rows; ++b) {
-      reversed[static_cast<size_t>(b)] = static_cast<int32_t>(rows - 1 - b);
-      reversed_params[static_cast<size_t>(b)] = params[static_cast<size_t>(rows - 1 - b)];
+    std::vector<int32_t> reversed(static_cast<size_t>(n));
+    std::vector<SamplingParams> reversed_params(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      reversed[static_cast<size_t>(j)] = static_cast<int32_t>((n - 1 - j) % rows);
+      reversed_params[static_cast<size_t>(j)] = params[static_cast<size_t>(n - 1 - j)];
     }
-    SC_CUDA(cudaMemcpyAsync(indices_.As<int32_t>(), reversed.data(), rows * sizeof(int32_t), cudaMemcpyHostToDevice,
+    SC_CUDA(cudaMemcpyAsync(indices_.As<int32_t>(), reversed.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice,
                             stream_));
     const kernels::ParamColumns columns = kernels::ParamColumns::FromRows(reversed_params);
     kernels::LogitsBatch lb;
     lb.dtype = kernels::DType::kFloat32;
     lb.data = logits_.As<float>();
-    lb.vocab = batch.vocab;
-    lb.row_stride = batch.row_stride;
+    lb.vocab = logits.vocab;
+    lb.row_stride = logits.row_stride;
     lb.logits_rows = rows;
-    lb.batch = rows;
+    lb.batch = n;
     lb.row_indices = indices_.As<int32_t>();
     if (Status st = FromKernels(Launch(lb, columns.View(), tokens_.As<int32_t>())); !st.ok()) return st;
-    std::vector<int32_t> drawn(static_cast<size_t>(rows));
-    SC_CUDA(cudaMemcpyAsync(drawn.data(), tokens_.As<int32_t>(), rows * sizeof(int32_t), cudaMemcpyDeviceToHost,
+    std::vector<int32_t> drawn(static_cast<size_t>(n));
+    SC_CUDA(cudaMemcpyAsync(drawn.data(), tokens_.As<int32_t>(), n * sizeof(int32_t), cudaMemcpyDeviceToHost,
                             stream_));
     SC_CUDA(cudaStreamSynchronize(stream_));
-    for (int64_t b = 0; b < rows; ++b) tokens[static_cast<size_t>(rows - 1 - b)] = drawn[static_cast<size_t>(b)];
+    for (int64_t j = 0; j < n; ++j) tokens[static_cast<size_t>(n - 1 - j)] = drawn[static_cast<size_t>(j)];
     return Status::Ok();
   }
 
+ public:
   Result<std::vector<double>> ProcessedDistribution(std::span<const float> row,
                                                     const SamplingParams& params) override {
     if (Status st = UseDevice(); !st.ok()) return st;

@@ -71,6 +71,13 @@ class Sampler {
   // row; a sampler whose sampling call can repeat one row without copying it (the cuda sampler: index indirection)
   // overrides it.
   virtual Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens);
+
+  // Sample on `replicas` copies of a batch: call row k * rows.rows + r is logits row r of `rows`, with
+  // params[k * rows.rows + r] (params and tokens have replicas * rows.rows entries). The campaign's batch cases draw
+  // through it. Default: the copies are made on the host and passed to Sample as one batch; a sampler whose device
+  // can read rows through an index (cuda) sends each row once.
+  virtual Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
+                                  std::span<int32_t> tokens);
 };
 
 // Adds tokens to histogram (size vocab); a token outside [0, vocab) (kInvalidToken included) counts in *invalid.
