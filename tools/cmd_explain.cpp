@@ -3,6 +3,11 @@
 //
 //   samplecheck explain --logits "1.0,2.0,-inf" --top-p 0.9 --profile vllm
 //   samplecheck explain --logits-file row.npy --row 3 --top-k 50 --all-profiles
+//   samplecheck explain --logits "2,1,0.5,-inf" --spec-draft-probs "0.1,0.2,0.7,0" --spec-draft-probs "0.25,0.25,0.5,0"
+//       the laws of chain speculative sampling (reference/speculative.h): the row is every target position
+//       (g + 1 of them, g = the draft rows given), the draft rows are q_1..q_g (--spec-draft-logits: draft logits
+//       processed under the same parameters; --spec-one-hot "t1,t2": one-hot drafts); --spec-drafts K shows the
+//       recursive-rejection law of K drafts from q_1 at one position instead
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -23,6 +28,7 @@
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/explain.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/reference/speculative.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -39,6 +45,10 @@ struct ExplainOptions {
   bool all_profiles = false;
   std::string ambiguous = "computed";
   int64_t max_tokens = 40;
+  std::vector<std::string> spec_draft_probs;
+  std::vector<std::string> spec_draft_logits;
+  std::string spec_one_hot;
+  int64_t spec_drafts = 0;
 };
 
 std::string KnownProfiles() {
@@ -113,6 +123,69 @@ Result<std::vector<float>> LoadRow(const ExplainOptions& o) {
   return ParseList(*text, path);
 }
 
+// The laws of chain speculative sampling on the row (every target position) and the given drafts.
+int ExplainSpeculative(const ExplainOptions& o, const std::vector<float>& row, const SamplingParams& params,
+                       const Profile& profile) {
+  const int forms = (!o.spec_draft_probs.empty()) + (!o.spec_draft_logits.empty()) + (!o.spec_one_hot.empty());
+  if (forms != 1) {
+    std::cerr << "samplecheck explain: give exactly one draft form: --spec-draft-probs, --spec-draft-logits or "
+                 "--spec-one-hot\n";
+    return kExitUsage;
+  }
+  std::vector<std::vector<float>> drafts;
+  ChainInput in;
+  in.params = params;
+  in.profile = &profile;
+  in.draft_params = params;
+  const auto& rows = !o.spec_draft_probs.empty() ? o.spec_draft_probs : o.spec_draft_logits;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Result<std::vector<float>> r = ParseList(rows[i], "draft row " + std::to_string(i));
+    if (!r.ok()) {
+      std::cerr << "samplecheck explain: " << r.error().message << "\n";
+      return kExitUsage;
+    }
+    drafts.push_back(std::move(*r));
+  }
+  if (!o.spec_one_hot.empty()) {
+    Result<std::vector<float>> tokens = ParseList(o.spec_one_hot, "--spec-one-hot");
+    if (!tokens.ok()) {
+      std::cerr << "samplecheck explain: " << tokens.error().message << "\n";
+      return kExitUsage;
+    }
+    in.draft_form = DraftForm::kOneHot;
+    for (float t : *tokens) {
+      if (!(t >= 0 && t < float(row.size())) || t != std::floor(t)) {
+        std::cerr << "samplecheck explain: --spec-one-hot token " << t << " is not a token id in [0, " << row.size()
+                  << ")\n";
+        return kExitUsage;
+      }
+      in.draft_tokens.push_back(static_cast<int32_t>(t));
+    }
+  } else {
+    in.draft_form = o.spec_draft_probs.empty() ? DraftForm::kLogits : DraftForm::kProbabilities;
+    for (const auto& d : drafts) in.draft_rows.emplace_back(d);
+  }
+  const size_t g = in.draft_form == DraftForm::kOneHot ? in.draft_tokens.size() : drafts.size();
+  for (size_t j = 0; j <= g; ++j) in.target.push_back(LogitsView::Fp32(row));
+  Result<ChainLaws> laws = ComputeChainLaws(in);
+  if (!laws.ok()) {
+    std::cerr << "samplecheck explain: " << laws.error().ToString() << "\n";
+    return kExitUsage;
+  }
+  if (o.spec_drafts > 0) {
+    if (laws->g < 1) {
+      std::cerr << "samplecheck explain: --spec-drafts needs one draft row (q of the position)\n";
+      return kExitUsage;
+    }
+    const PositionLaw& first = laws->positions[0];
+    const MultiDraftLaw multi = ComputeMultiDraftLaw(first.p, first.q, static_cast<int32_t>(o.spec_drafts));
+    std::cout << ExplainMultiDraftLaw(multi, first.p, first.q, o.max_tokens);
+    return kExitOk;
+  }
+  std::cout << ExplainChainLaws(*laws, in, o.max_tokens);
+  return kExitOk;
+}
+
 int Explain(const ExplainOptions& o) {
   const Profile* profile = FindProfile(o.profile);
   if (profile == nullptr) {
@@ -140,6 +213,9 @@ int Explain(const ExplainOptions& o) {
   params.top_k = o.top_k;
   params.top_p = o.top_p;
   params.min_p = o.min_p;
+  if (!o.spec_draft_probs.empty() || !o.spec_draft_logits.empty() || !o.spec_one_hot.empty() || o.spec_drafts > 0) {
+    return ExplainSpeculative(o, *row, params, *profile);
+  }
   if (o.all_profiles) {
     std::cout << CompareProfiles(*row, params, *profile, ref, o.max_tokens);
     return kExitOk;
@@ -166,6 +242,14 @@ const bool registered = RegisterCommand(
        cmd.add_option("--profile", o->profile, "semantics profile (samplecheck list --profiles)")->capture_default_str();
        cmd.add_flag("--all-profiles", o->all_profiles, "a table of every profile and the tokens they disagree on");
        cmd.add_option("--ambiguous", o->ambiguous, "ambiguous tokens: computed, in, out")->capture_default_str();
+       cmd.add_option("--spec-draft-probs", o->spec_draft_probs,
+                      "speculative sampling: one draft probability row per draft position (repeat; g = count): "
+                      "the laws of chain verification with --logits as every target position");
+       cmd.add_option("--spec-draft-logits", o->spec_draft_logits,
+                      "speculative sampling: one draft logits row per draft position (processed like the target)");
+       cmd.add_option("--spec-one-hot", o->spec_one_hot, "speculative sampling: one-hot draft tokens \"t1,t2,...\"");
+       AddInteger(cmd, "--spec-drafts", o->spec_drafts,
+                  "speculative sampling, second mode: K drafts from q_1 at one position (recursive rejection)", 1, 64);
        AddInteger(cmd, "--max-tokens", o->max_tokens, "rows printed per table (default 40)", 0, INT64_MAX);
        return [o]() { return Explain(*o); };
      }});

@@ -17,7 +17,10 @@ namespace samplecheck {
 // Built once per (row, parameters); every draw of the exact sampler goes through one (Sample, CountDraws alike).
 class InverseCdf {
  public:
+  InverseCdf() = default;  // empty: Draw returns -1
   explicit InverseCdf(const ProcessedDistribution& dist);
+  // The same table over any tokens (ascending) and probabilities (reference/speculative.h: residuals).
+  InverseCdf(std::span<const int32_t> tokens, std::span<const long double> prob);
   // The first kept token whose inclusive cumulative probability exceeds u; the last kept token when rounding
   // leaves u beyond the final entry; -1 (kInvalidToken) when nothing is kept.
   int32_t Draw(double u) const;
