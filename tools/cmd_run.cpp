@@ -16,6 +16,7 @@
 
 #include "command_registry.h"
 #include "options.h"
+#include "run_spec.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/json_text.h"
@@ -59,6 +60,7 @@ struct RunOptions {
   harness::EvidencePolicy evidence;
   std::string shard;    // --shard I/N | auto | auto/N
   std::string devices;  // --devices all | 0,1,...
+  std::string verifier;  // --verifier: a speculative-decoding suite (run_spec.h)
 };
 
 // --devices all | I,J,...: the CUDA devices of this host to draw on.
@@ -120,6 +122,14 @@ std::string Describe(const harness::CampaignPlan& plan) {
 }
 
 int Run(const RunOptions& o, const std::string& command_line) {
+  if (!o.verifier.empty()) {
+    if (!o.shard.empty() || !o.devices.empty() || o.resume) {
+      return Fail("--shard, --devices and --resume do not apply to a spec suite (--verifier) yet: run it whole");
+    }
+    return RunSpecCampaignCommand({o.suite, o.verifier, o.profile, o.seed, o.tv, o.max_draws, o.jobs, o.report, o.html,
+                                   o.progress == harness::Progress::Mode::kQuiet, o.follow_symlinks, o.evidence},
+                                  command_line + " --verifier " + o.verifier);
+  }
   const WriteOptions write{o.follow_symlinks};
   // Output paths first: a run of hours must not end in "cannot write".
   for (const std::string& path : {o.report, o.html}) {
@@ -305,6 +315,9 @@ const bool registered = RegisterCommand(
                    "campaign seed; a failing one is written out as a one-case suite that replays it)",
                    0, 10000);
        AddEquivalence(cmd, o->equivalence, o->equivalence_chi2);
+       cmd.add_option("--verifier", o->verifier,
+                      "speculative decoding: run a spec suite (spec-smoke, spec-standard) against this verifier "
+                      "(exact[:profile], mutant:<name>; docs/speculative.md); --max-draws caps the trials");
        cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
                     "a skipped case does not fail the verdict (it is still reported)");
        AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,

@@ -728,6 +728,7 @@ const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
     v.push_back(std::make_unique<AloneVsBatchCheck>());
     v.push_back(std::make_unique<AgreementCheck>());
     v.push_back(std::make_unique<EquivalenceCheck>());
+    for (auto& check : SpecCaseChecks()) v.push_back(std::move(check));
     return v;
   }();
   return checks;

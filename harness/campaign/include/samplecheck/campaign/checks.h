@@ -67,6 +67,33 @@ struct AgreementEvidence {
   int32_t fast_token = 0, sampled_token = 0;  // the tokens at that draw
 };
 
+// What a speculative-decoding case adds (harness/campaign/spec_campaign.h, docs/speculative.md). role "position":
+// the tokens emitted at one position (p0 = p_j) with its rejection count; "residual": the tokens emitted on a
+// rejection there (p0 = r_j); "length": the accepted lengths (p0 = their law) with the request's hard checks.
+struct SpecEvidence {
+  std::string role;                    // "position", "residual", "length"
+  int32_t position = 0;                // 1-based (position, residual)
+  // position j <= g: the rejection indicator against beta_j (exact binomial)
+  bool has_rejection_test = false;
+  uint64_t reached = 0, rejected = 0;
+  double beta = 1.0;
+  // length: hard checks of the request
+  uint64_t structure_violations = 0;   // accepted out of 0..g, an accepted token that is not the draft token
+  std::string structure_finding;
+  bool determinism_run = false;        // re-verified alone, twice, and against the campaign's path
+  uint64_t determinism_compared = 0;
+  uint64_t determinism_differences = 0;
+  std::string determinism_finding;
+  bool batch_run = false;              // a request of a batch: its trials alone against in the batch
+  uint64_t batch_compared = 0;
+  uint64_t batch_differences = 0;
+  std::string batch_finding;
+  bool scripted_run = false;           // scripted coins (u = 0, u at the p/q edge, greedy) against the laws
+  uint64_t scripted_probes = 0;
+  uint64_t scripted_failures = 0;
+  std::string scripted_finding;
+};
+
 // What a check sees of a finished case.
 struct CaseEvidence {
   const CaseResult& planned;            // the case as planned: draws, alpha_plan, tv
@@ -77,6 +104,7 @@ struct CaseEvidence {
   std::string_view sampler_error;       // the sampler failed while drawing ("" when it did not)
   const BatchEvidence* batch = nullptr; // a row of a batch case; nullptr for a row case
   const AgreementEvidence* agreement = nullptr;  // a row case of a sampler with a counting fast path
+  const SpecEvidence* spec = nullptr;   // a case of a speculative-decoding campaign
 };
 
 class CaseCheck {
@@ -97,6 +125,10 @@ class CaseCheck {
   // equivalence checks, whose fields are null where they do not apply).
   virtual bool KeysOptional() const { return false; }
 };
+
+// The checks of speculative-decoding cases (src/spec_checks.cpp): spec-rejection, spec-structure,
+// spec-determinism, spec-batch-invariance, spec-scripted; CaseChecks() ends with them (null fields elsewhere).
+std::vector<std::unique_ptr<const CaseCheck>> SpecCaseChecks();
 
 // Every check of a campaign case, in evaluation order.
 const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks();

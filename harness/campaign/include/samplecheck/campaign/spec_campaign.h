@@ -1,0 +1,103 @@
+// Speculative-decoding campaigns (docs/speculative.md): a spec suite's requests verified many times by a verifier
+// (samplers/verifier.h) and judged against the exact laws of reference/speculative.h, with the campaign's own check
+// objects (checks.h) and report (result.h): `samplecheck run --suite spec-standard --verifier exact`.
+//
+// One case (a request, or a batch of requests verified together), step by step:
+//   1. rows: the target's g + 1 rows MakeRow(target spec, row seeds), the draft's rows beside them: "close" (the
+//      target's logits plus N(0, noise^2)), "far" (a row of its own), "same" (the target's); q_j their processed
+//      distribution under the draft's params and the judged profile, handed to the verifier as fp32 probabilities,
+//      as those logits, or one-hot (the draft token alone; its proposal drawn from q_j).
+//   2. laws: p_j, beta_j, the residuals, reach_j and the accepted-length law (reference/speculative.h).
+//   3. trials: N, planned so that every position with two or more kept tokens gets the draws a row case would get
+//      for the suite's TV at its alpha and power (PlanDrawsForTotalVariation on the head binning, divided by
+//      reach_j), clamped to [min_trials, max_trials]; the achieved power of each position is reported. Trial i's
+//      draft tokens are drawn from q_j by the campaign itself (inverse CDF, Philox keyed by a draft seed of the case,
+//      counter i g + j - 1), so the verifier is judged, never the draft; its stream is offset + i (g + 1).
+//   4. judged cases, each with the usable checks of checks.h: "<case>/pos<j>" (the tokens emitted at position j
+//      against p_j: support, Pearson on head/tail/hash, max-|z|; the rejection count against beta_j),
+//      "<case>/res<j>" (the tokens emitted on a rejection at j against r_j, where N reach_j (1 - beta_j) >= 20),
+//      "<case>/length" (the accepted lengths against their law; structure, determinism, batch invariance and the
+//      scripted-coin probes). Batch entries add "/e<k>" after the case name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "samplecheck/campaign/result.h"
+#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/core/error.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/speculative.h"
+
+namespace samplecheck::harness {
+
+inline constexpr char kSpecSuiteSchema[] = "samplecheck-spec-suite/1";
+
+struct SpecDraftSpec {
+  DraftForm form = DraftForm::kProbabilities;
+  std::string relation = "close";  // close | far | same
+  double noise = 0.3;              // close: sigma of the noise added to the target logits
+  RowSpec row;                     // far: the draft row's kind (its vocab is the target's)
+  SamplingParams params;           // the draft's processing (default: temperature 1, no filter)
+};
+
+struct SpecRequestSpec {
+  RowSpec target;
+  SamplingParams params;           // the target's processing
+  int32_t g = 4;
+  SpecDraftSpec draft;
+};
+
+struct SpecCaseSpec {
+  std::string name;
+  std::vector<SpecRequestSpec> requests;  // one: a request case; several: a batch case (verified together)
+  uint64_t max_trials = 0;                // 0: the suite's
+  uint64_t min_trials = 0;                // 0: the suite's (a case whose rejections are rare asks for more)
+};
+
+struct SpecSuite {
+  std::string name;
+  std::string description;
+  std::string source;
+  uint64_t seed = 1;
+  double alpha = 1e-4;
+  double tv = 0.02;                // detectable TV per position
+  double power = 0.99;
+  uint64_t max_trials = uint64_t{1} << 20;
+  uint64_t min_trials = 20000;
+  uint64_t batch_max_trials = uint64_t{1} << 14;  // cap of batch cases (one Verify call per trial)
+  std::string profile;
+  std::vector<SpecCaseSpec> cases;
+};
+
+Result<SpecSuite> ParseSpecSuite(const nlohmann::json& json, std::string source);
+// A built-in spec suite (spec-smoke, spec-standard) or a path to a spec suite file.
+Result<SpecSuite> LoadSpecSuite(std::string_view name_or_path);
+std::vector<BuiltinSuiteInfo> BuiltinSpecSuites();
+// Whether `name` names a built-in spec suite.
+bool IsBuiltinSpecSuite(std::string_view name);
+
+struct SpecCampaignOptions {
+  std::string verifier_spec = "exact";
+  std::string profile;               // judged profile; "" = the suite's, else vllm
+  std::optional<uint64_t> seed;
+  std::optional<uint64_t> max_trials;
+  std::optional<double> tv;
+  unsigned jobs = 0;                 // parallel cases for verifiers whose instances may run in parallel; 0 = cores
+  bool quiet = false;
+  std::string command_line;
+  std::string version;
+  EvidencePolicy evidence;
+};
+
+// The whole campaign: a CampaignReport (the report format of sampler campaigns; the spec checks' fields beside
+// the usual ones). Errors: unknown verifier or profile, invalid suite values (kInvalidArgument: exit 2).
+Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaignOptions& options);
+
+}  // namespace samplecheck::harness
