@@ -42,11 +42,13 @@ const bool registered = RegisterCommand(
     {"mutants", "run the default gate on every mutant of the zoo and print the mutation-score table",
      [](CLI::App& cmd) {
        auto o = std::make_shared<MutantsOptions>();
-       cmd.add_option("--sampler-family", o->score.family, "cpu (the CPU mutant zoo) or cuda (the kernel mutants)")
-           ->check(CLI::IsMember({"cpu", "cuda"}));
+       cmd.add_option("--sampler-family", o->score.family,
+                      "cpu (the CPU mutant zoo), cuda (the kernel mutants) or spec (the speculative-decoding verifier "
+                      "mutants, judged by the spec suites)")
+           ->check(CLI::IsMember({"cpu", "cuda", "spec"}));
        cmd.add_option("--suite", o->score.suites,
                       "campaign suites (repeatable; 'mutants' = the zoo's own cases); default: smoke mutants (cpu), "
-                      "smoke (cuda)");
+                      "smoke (cuda), spec-smoke spec-standard (spec)");
        cmd.add_option("--profile", o->score.profile,
                       "the semantics every mutant is the faulty version of (default vllm)");
        cmd.add_option("--only", o->score.only, "only these mutants (repeatable); the control always runs");

@@ -200,6 +200,7 @@ bool MutationScore::Passed() const {
 }
 
 Result<MutationScore> ScoreMutants(const MutationOptions& o, const std::function<void(const MutantRow&)>& on_row) {
+  if (o.family == "spec") return ScoreSpecMutants(o, on_row);
   const std::vector<MutantInfo> family = MutantFamily(o.family);
   if (family.empty()) {
     return InvalidArgument("this program has no " + o.family + " mutants: the CUDA kernel mutants are compiled only "
@@ -318,6 +319,7 @@ std::string FormatMutationScore(const MutationScore& s, bool markdown) {
 }
 
 std::string FormatMutantFamily(std::string_view family, bool markdown) {
+  if (family == "spec") return FormatSpecMutantFamily(markdown);
   std::ostringstream os;
   if (markdown) os << "| mutant | bug class | hook | source | fault |\n|---|---|---|---|---|\n";
   for (const MutantInfo& m : MutantFamily(family)) {

@@ -83,6 +83,12 @@ struct MutationScore {
 Result<MutationScore> ScoreMutants(const MutationOptions& options,
                                    const std::function<void(const MutantRow&)>& on_row = nullptr);
 
+// family "spec" (ScoreMutants forwards to it): the verifier mutants (samplers/verifier.h) through the spec suites
+// (default spec-smoke and spec-standard; campaigns only), the exact verifier as the control.
+Result<MutationScore> ScoreSpecMutants(const MutationOptions& options,
+                                       const std::function<void(const MutantRow&)>& on_row = nullptr);
+std::string FormatSpecMutantFamily(bool markdown);
+
 // The header line, the table (text or Markdown), the score line and "VERDICT: PASS|FAIL".
 std::string FormatMutationScore(const MutationScore& score, bool markdown);
 // The header line alone (printed before the rows are run).
