@@ -344,26 +344,15 @@ class ExactVerifier final : public Verifier {
       const double d = uniforms.Draw(seed, offset, j);
       if (law.greedy) {
         out.emitted.push_back(law.p.tokens.front());
-      } else if (fault_ == Fault::kResidualFromP) {
-        out.emitted.push_back(InverseCdf(law.p.tokens, law.p.prob).Draw(d));
-      } else if (fault_ == Fault::kResidualNotNormalized) {
-        std::vector<long double> unnormalized = law.residual.prob;
-        for (long double& v : unnormalized) v *= law.residual_mass;
-        out.emitted.push_back(InverseCdf(law.residual.tokens, unnormalized).Draw(d));
-      } else if (fault_ == Fault::kArgmaxFallback) {
-        float mass = 0.0f;  // fp32, as an engine forms it
-        for (size_t i = 0; i < law.residual.tokens.size(); ++i) {
-          const int32_t t = law.residual.tokens[i];
-          mass += std::max(0.0f, static_cast<float>(law.p.Prob(t)) - static_cast<float>(law.q.Prob(t)));
-        }
-        if (mass < 1e-3f) {
-          size_t best = 0;
-          for (size_t i = 1; i < law.p.prob.size(); ++i) {
-            if (law.p.prob[i] > law.p.prob[best]) best = i;
-          }
-          out.emitted.push_back(law.p.tokens[best]);
-        } else {
+      } else if (fault_ == Fault::kResidualFromP || fault_ == Fault::kResidualNotNormalized ||
+                 fault_ == Fault::kArgmaxFallback) {
+        const Derived& derived = DerivedOf(prepared.positions[static_cast<size_t>(j - 1)]);
+        if (fault_ == Fault::kArgmaxFallback && derived.fp32_mass < 1e-3f) {
+          out.emitted.push_back(derived.argmax);
+        } else if (fault_ == Fault::kArgmaxFallback) {
           out.emitted.push_back(law.residual_cdf.Draw(d));
+        } else {
+          out.emitted.push_back(derived.cdf.Draw(d));
         }
       } else {
         out.emitted.push_back(law.residual_cdf.Draw(d));
@@ -373,6 +362,38 @@ class ExactVerifier final : public Verifier {
     out.emitted.push_back(prepared.bonus->Draw(uniforms.Draw(seed, offset, q.g + 1)));
     return out;
   }
+
+  // What a mutant draws from instead of the residual, built once per position law.
+  struct Derived {
+    InverseCdf cdf;         // from-p: p's table; not-normalized: max(0, p - q) without the division
+    float fp32_mass = 0;    // argmax fallback: the residual's mass summed in fp32
+    int32_t argmax = -1;
+  };
+  const Derived& DerivedOf(const std::shared_ptr<const PositionLaw>& key) {
+    const PositionLaw& law = *key;
+    auto it = derived_.find(key);  // the key keeps the law alive: its address is never reused while cached
+    if (it != derived_.end()) return it->second;
+    if (derived_.size() > 4096) derived_.clear();
+    Derived d;
+    if (fault_ == Fault::kResidualFromP) d.cdf = InverseCdf(law.p.tokens, law.p.prob);
+    if (fault_ == Fault::kResidualNotNormalized) {
+      std::vector<long double> unnormalized = law.residual.prob;
+      for (long double& v : unnormalized) v *= law.residual_mass;
+      d.cdf = InverseCdf(law.residual.tokens, unnormalized);
+    }
+    if (fault_ == Fault::kArgmaxFallback) {
+      for (int32_t t : law.residual.tokens) {
+        d.fp32_mass += std::max(0.0f, static_cast<float>(law.p.Prob(t)) - static_cast<float>(law.q.Prob(t)));
+      }
+      size_t best = 0;
+      for (size_t i = 1; i < law.p.prob.size(); ++i) {
+        if (law.p.prob[i] > law.p.prob[best]) best = i;
+      }
+      d.argmax = law.p.tokens[best];
+    }
+    return derived_.emplace(key, std::move(d)).first->second;
+  }
+  std::map<std::shared_ptr<const PositionLaw>, Derived> derived_;
 
   const Profile& profile_;
   const Profile* verify_profile_;
