@@ -365,6 +365,22 @@ void TemperatureEquivalence(const Context& ctx) {
   params.temperature = *gen::PowerOfTwoTemperature(*ctx.profile);
   if (IsGreedy(params, *ctx.profile)) params.top_k = NoTopK(row.vocab());  // keep the scaled path
   if (IsGreedy(params, *ctx.profile)) params.top_p = 1.0;
+  if (ctx.profile->temperature_placement == TemperaturePlacement::kLast) {
+    // The filters see the T = 1 distribution (llama.cpp): the kept set at T is the kept set at T = 1, and logits at
+    // T equal logits / T at T = 1 once the filters are off (with them on, logits / T would move their cuts).
+    Params unit_t = params;
+    unit_t.temperature = 1.0;
+    if (!IsGreedy(params, *ctx.profile) && !IsGreedy(unit_t, *ctx.profile)) {
+      ExpectSameDistribution(ctx, Processed(ctx, row, params), Reference(ctx, row, params), Processed(ctx, row, unit_t),
+                             Reference(ctx, row, unit_t), Identity(row.vocab()),
+                             "kept set at T = " + Num(params.temperature) + " vs at T = 1 (temperature applied last)",
+                             /*compare_probabilities=*/false);
+    }
+    params.top_k = NoTopK(row.vocab());
+    params.top_p = 1.0;
+    params.min_p = 0.0;
+    RC_TAG("temperature applied last");
+  }
   Row scaled = row;
   for (float& x : scaled.logits) x = static_cast<float>(x / params.temperature);
   Params unit = params;

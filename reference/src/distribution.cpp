@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -106,13 +107,16 @@ struct Prepared {
 };
 
 // Stable LSD radix sort of the alive tokens by descending fp32 logit (3 passes of 11 bits).
-std::vector<int32_t> SortByLogitDescending(const std::vector<float>& logits, const std::vector<Real>& weight) {
+// `alive`: the tokens to order (those of positive weight; with the temperature applied last, also those of positive
+// weight at T only: the filters see them at T = 1).
+std::vector<int32_t> SortByLogitDescending(const std::vector<float>& logits, const std::vector<Real>& weight,
+                                           const std::vector<Real>* also_alive = nullptr) {
   std::vector<uint32_t> keys;
   std::vector<int32_t> ids;
   keys.reserve(logits.size());
   ids.reserve(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
-    if (!(weight[i] > 0)) continue;
+    if (!(weight[i] > 0) && !(also_alive != nullptr && (*also_alive)[i] > 0)) continue;
     const uint32_t bits = std::bit_cast<uint32_t>(logits[i]);
     const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
     keys.push_back(~ascending);  // ascending key order = descending logit order
@@ -238,7 +242,22 @@ class Pipeline {
     const int64_t cut =
         std::partition_point(begin, begin + input, [&](int32_t token) { return row_.weight[token] >= threshold; }) -
         begin;
-    auto margin = [&](int64_t position) { return MarginUlps(Weight(position) / seen_mass, threshold / seen_mass); };
+    std::function<double(int64_t)> margin = [&](int64_t position) {
+      return MarginUlps(Weight(position) / seen_mass, threshold / seen_mass);
+    };
+    if (profile_.min_p_input == MinPInput::kLogits) {
+      // The engine compares the logit with fp32(x_max + fp32(log min_p)) (llama.cpp): the margin is the distance to
+      // that threshold in ulps of the largest of the threshold and the two terms it is formed from (each rounding
+      // moves it by half an ulp of its result; cancellation makes the terms' ulps the larger ones).
+      const Real z_max = static_cast<Real>(Logit(0)) / row_.temperature;
+      const Real log_min_p = std::log(static_cast<Real>(params_.min_p));
+      const Real threshold_logit = z_max + log_min_p;
+      const Real unit = std::max({UlpFp32(z_max), UlpFp32(log_min_p), UlpFp32(threshold_logit)});
+      margin = [&, threshold_logit, unit](int64_t position) {
+        const Real m = std::fabs(static_cast<Real>(Logit(position)) / row_.temperature - threshold_logit) / unit;
+        return std::isfinite(m) ? static_cast<double>(m) : std::numeric_limits<double>::max();
+      };
+    }
     FilterOutcome outcome{cut, {cut, cut}};
     // Tokens tied with the maximum are never ambiguous: fp32(min_p * p_max) <= p_max for min_p <= 1.
     while (outcome.band.lo > 0 && Weight(outcome.band.lo - 1) != w_max &&
@@ -311,7 +330,8 @@ class Pipeline {
     auto keep = [&](Real above) { return strict ? above < top_p : above <= top_p; };
     const Real unit = ascending ? UlpFp32(std::max(top_p, Real{1} - top_p)) : UlpFp32(top_p);
     const NumericsModel& numerics = profile_.numerics;
-    const Real relative = TopPRelativeError(numerics, static_cast<int64_t>(row_.order.size()));
+    const int64_t terms = numerics.sums_survivors_only ? input : static_cast<int64_t>(row_.order.size());
+    const Real relative = TopPRelativeError(numerics, terms);
     const Real window = ValueWindow(numerics);
     auto to_ulps = [&](Real m) {
       m /= unit;
@@ -444,8 +464,11 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     return result;
   }
 
-  prepared.temperature = static_cast<Real>(params.temperature);
-  prepared.scaled = params.temperature != 1.0;
+  // With the temperature applied last (llama.cpp), the filters see the T = 1 weights and the kept tokens are drawn
+  // with the weights at T (final_weight); else both are the weights at T.
+  const bool temperature_last = profile.temperature_placement == TemperaturePlacement::kLast;
+  prepared.temperature = temperature_last ? Real{1} : static_cast<Real>(params.temperature);
+  prepared.scaled = !temperature_last && params.temperature != 1.0;
   prepared.weight.resize(static_cast<size_t>(vocab));
   const bool has_pos_inf = std::isinf(max_logit);
   const Real max_ld = max_logit;
@@ -461,13 +484,27 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
       prepared.weight[i] = ExpExtended(prepared.scaled ? shifted * inverse_temperature : shifted);
     }
   }
+  std::vector<Real> final_weight;  // empty: prepared.weight
+  if (temperature_last && params.temperature != 1.0) {
+    final_weight.resize(static_cast<size_t>(vocab));
+    const Real inverse_t = Real{1} / static_cast<Real>(params.temperature);
+    for (int64_t i = 0; i < vocab; ++i) {
+      const float x = prepared.logits[i];
+      if (has_pos_inf || std::isinf(x)) {
+        final_weight[i] = prepared.weight[i];
+      } else {
+        final_weight[i] = ExpExtended((static_cast<Real>(x) - max_ld) * inverse_t);
+      }
+    }
+  }
+  const std::vector<Real>& draw_weight = final_weight.empty() ? prepared.weight : final_weight;
 
   const bool min_p_on = params.min_p > 0;
   const bool top_p_on = params.top_p < 1.0;
   const bool top_k_on = params.top_k >= 1 && params.top_k < vocab;
   std::vector<int32_t> kept_tokens;
   if (min_p_on || top_p_on || top_k_on) {
-    prepared.order = SortByLogitDescending(prepared.logits, prepared.weight);
+    prepared.order = SortByLogitDescending(prepared.logits, prepared.weight, final_weight.empty() ? nullptr : &final_weight);
     CompensatedSum total;
     for (int64_t i = 0; i < vocab; ++i) total.Add(prepared.weight[i]);
     prepared.total = total.Value();
@@ -532,21 +569,24 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
       }
       return result;
     }
-    kept_tokens.assign(prepared.order.begin(), prepared.order.begin() + chosen.kept);
+    for (int64_t j = 0; j < chosen.kept; ++j) {
+      // A kept token whose weight at T underflows (temperature last, T < 1) has no mass: not kept.
+      if (draw_weight[prepared.order[j]] > 0) kept_tokens.push_back(prepared.order[j]);
+    }
     std::sort(kept_tokens.begin(), kept_tokens.end());
   } else {
     for (int64_t i = 0; i < vocab; ++i) {
-      if (prepared.weight[i] > 0) kept_tokens.push_back(static_cast<int32_t>(i));
+      if (draw_weight[i] > 0) kept_tokens.push_back(static_cast<int32_t>(i));
     }
   }
 
   CompensatedSum total;
-  for (int32_t token : kept_tokens) total.Add(prepared.weight[token]);
+  for (int32_t token : kept_tokens) total.Add(draw_weight[token]);
   const Real mass = total.Value();
   result.kept = std::move(kept_tokens);
   result.prob.resize(result.kept.size());
   const Real inverse_mass = Real{1} / mass;
-  for (size_t i = 0; i < result.kept.size(); ++i) result.prob[i] = prepared.weight[result.kept[i]] * inverse_mass;
+  for (size_t i = 0; i < result.kept.size(); ++i) result.prob[i] = draw_weight[result.kept[i]] * inverse_mass;
   return result;
 }
 

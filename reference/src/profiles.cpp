@@ -309,9 +309,51 @@ constexpr Profile kSglangFlashinfer{
                             "with min-p), the mass above a block reduction"},
 };
 
+// llama.cpp, the default sampler chain of common/sampling.cpp (common_sampler_init, the order of
+// common_params_sampling::samplers in common/common.h): penalties, DRY, top-n-sigma, top-k, typical, top-p, min-p,
+// XTC, temperature (temp_ext), then dist. The samplers samplecheck has parameters for are top-k, top-p, min-p and
+// temperature; the others are disabled by their defaults. src/llama-sampler.cpp: each step works on the array the
+// previous one left (top-k truncates the sorted array; top-p and dist take the softmax of what is left), the
+// temperature divides the logits of the survivors last, dist draws by inverse CDF in array order. Line references
+// in docs/semantics.md.
+constexpr Profile kLlamaCpp{
+    .name = "llama-cpp",
+    .summary = "llama.cpp chain: top-k (exactly k), top-p on the renormalized p, min-p, all at T = 1; temperature last",
+    .source = "ggml-org/llama.cpp src/llama-sampler.cpp (llama_sampler_top_k_impl, llama_sampler_top_p_apply, "
+              "llama_sampler_min_p_apply, llama_sampler_temp_impl, llama_sampler_dist_apply) and "
+              "common/sampling.cpp common_sampler_init, common/common.h default samplers, 2026-06 (37957e85; "
+              "the binary of @node-llama-cpp/linux-x64 3.22.1 is commit 0ad4a86)",
+    .order = {Filter::kTopK, Filter::kTopP, Filter::kMinP},
+    .top_p_input = TopPInput::kRenormalized,
+    .top_k_ties = TopKTies::kExactK,              // partial sort by logit, size = k: the tie group cut by position
+    .top_p_comparison = TopPComparison::kStrict,  // keep through the first i with cumsum >= p: mass above < p
+    .top_p_ties = TopPTies::kByPosition,
+    .top_p_mass = TopPMass::kRenormalize,
+    .top_k_input = TopKInput::kLogits,
+    .top_p_cumsum = TopPCumsum::kDescending,
+    .top_p_input_with_min_p = TopPInput::kRenormalized,
+    .top_k_zero_disables = true,       // top_k <= 0: llama_sampler_init_top_k returns the empty sampler
+    .top_k_minus_one_disables = true,
+    .greedy_temperature_below = 0.0,   // temp <= 0: llama_sampler_temp_impl keeps the maximal logit only
+    .greedy_temperature_inclusive = false,
+    .top_p_zero_is_greedy = true,      // cumsum >= 0 at the first token: one token kept
+    .top_k_one_is_greedy = false,      // top-k 1 keeps one token of a tied maximum by sort position
+    .temperature_zero_allowed = true,
+    .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = {SumOrder::kSequential, 1, 0},
+                 .top_p_mass = {SumOrder::kSequential, 1, 0}, .prob_error_ulps = kProbErrorUlps,
+                 .orders_by_probs = false, .pivot_tolerance = 0.0,
+                 .summary = "llama_sampler_softmax_impl: one fp32 accumulator over the array (sequential); top-p's "
+                            "cum_sum one fp32 accumulator in sorted order (sequential), compared with fp32(top_p), "
+                            "both over the survivors of top-k",
+                 .sums_survivors_only = true},
+    .temperature_placement = TemperaturePlacement::kLast,
+    .min_p_input = MinPInput::kLogits,  // logit >= max_logit + logf(p)
+};
+
 constexpr const Profile* kAllProfiles[] = {&kHf,          &kVllm,          &kVllmTriton,     &kFlashinferTopkFirst,
                                            &kFlashinferJoint, &kTrtllmTorch, &kTrtllmCuda, &kSglangTorch,
-                                           &kSglangFlashinfer};
+                                           &kSglangFlashinfer, &kLlamaCpp};
 
 }  // namespace
 

@@ -72,10 +72,12 @@ std::map<std::string, Expected> Same(std::initializer_list<std::string> profiles
 
 const std::initializer_list<std::string> kAllNames = {"hf",           "vllm",        "vllm-triton",
                                                       "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch",
-                                                      "trtllm-cuda",  "sglang-torch", "sglang-flashinfer"};
+                                                      "trtllm-cuda",  "sglang-torch", "sglang-flashinfer",
+                                                      "llama-cpp"};
 const std::initializer_list<std::string> kNucleusNames = {"hf",           "vllm",         "vllm-triton",
                                                           "flashinfer-topk-first", "flashinfer-joint",
-                                                          "trtllm-torch", "sglang-torch", "sglang-flashinfer"};
+                                                          "trtllm-torch", "sglang-torch", "sglang-flashinfer",
+                                                          "llama-cpp"};
 
 std::vector<VectorCase> DiscriminatingVectors() {
   std::vector<VectorCase> cases;
@@ -101,13 +103,14 @@ std::vector<VectorCase> DiscriminatingVectors() {
   {
     auto by = Same({"hf", "vllm", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch", "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}});
-    by = Same({"vllm-triton", "trtllm-cuda", "sglang-torch"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
+    by = Same({"vllm-triton", "trtllm-cuda", "sglang-torch", "llama-cpp"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
     cases.push_back({"V2_ties_top_k_2", {0.25, 0.25, 0.25, 0.25}, Params(1, 2, 1.0, 0), by});
   }
   // V2': [0.4, 0.3, 0.3], p = 0.5. Pivot top-p keeps the whole tie group; sort-based profiles cut it by position.
   {
     auto by = Same({"flashinfer-topk-first", "flashinfer-joint", "sglang-flashinfer"}, {{0, 1, 2}, {0.4, 0.3, 0.3}, {}});
-    by = Same({"hf", "vllm", "vllm-triton", "trtllm-torch", "sglang-torch"}, {{0, 1}, {4.0 / 7, 3.0 / 7}, {1, 2}}, by);
+    by = Same({"hf", "vllm", "vllm-triton", "trtllm-torch", "sglang-torch", "llama-cpp"},
+              {{0, 1}, {4.0 / 7, 3.0 / 7}, {1, 2}}, by);
     by["trtllm-cuda"] = {{0, 1}, {0.8, 0.2}, {1, 2}};
     cases.push_back({"V2prime_tie_at_top_p", {0.4, 0.3, 0.3}, Params(1, -1, 0.5, 0), by});
   }
@@ -117,9 +120,9 @@ std::vector<VectorCase> DiscriminatingVectors() {
     by["trtllm-cuda"] = {{0, 1}, {2.0 / 3, 1.0 / 3}, {}};
     cases.push_back({"V3_truncated_cdf", v1, Params(1, -1, 0.75, 0), by});
   }
-  // V4: min-p before top-p (vLLM, TRT-LLM, FlashInfer engines) vs after (HF) or joint (SGLang). TV 0.222.
+  // V4: min-p before top-p (vLLM, TRT-LLM, FlashInfer engines) vs after (HF, llama.cpp) or joint (SGLang). TV 0.222.
   {
-    auto by = Same({"hf", "sglang-torch", "sglang-flashinfer"}, {{0, 1, 2}, {4.0 / 9, 3.0 / 9, 2.0 / 9}, {}});
+    auto by = Same({"hf", "sglang-torch", "sglang-flashinfer", "llama-cpp"}, {{0, 1, 2}, {4.0 / 9, 3.0 / 9, 2.0 / 9}, {}});
     by = Same({"vllm", "vllm-triton", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {}}, by);
     by["trtllm-cuda"] = {{0, 1}, {16.0 / 27, 11.0 / 27}, {}};
@@ -130,13 +133,22 @@ std::vector<VectorCase> DiscriminatingVectors() {
     const double c = 0.6 / 0.85;  // mass above token 2 in the top-4-renormalized distribution
     auto by = Same({"flashinfer-joint", "sglang-torch", "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.35 / 0.85, 0.25 / 0.85, 0.20 / 0.85, 0.05 / 0.85}, {}});
-    by = Same({"hf", "vllm", "vllm-triton", "flashinfer-topk-first", "trtllm-torch"},
+    by = Same({"hf", "vllm", "vllm-triton", "flashinfer-topk-first", "trtllm-torch", "llama-cpp"},
               {{0, 1, 2}, {0.35 / 0.8, 0.25 / 0.8, 0.20 / 0.8}, {}}, by);
     by["trtllm-cuda"] = {{0, 1, 2}, {0.35 / 0.85 / 0.82, 0.25 / 0.85 / 0.82, (0.82 - c) / 0.82}, {}};
     cases.push_back({"V5_joint_vs_top_k_first",
                      {0.35, 0.25, 0.20, 0.05, 0.03, 0.03, 0.03, 0.03, 0.03},
                      Params(1, 4, 0.82, 0),
                      by});
+  }
+  // V6: temperature before the filters (every GPU engine, transformers) vs after them (llama.cpp). At T = 0.5 the
+  // first profiles see p^2 / sum = [0.615, 0.346, 0.038]: the mass above token 1 (0.615) reaches top_p = 0.6, one
+  // token is kept. llama.cpp's top-p sees the T = 1 p: mass above token 1 is 0.5 < 0.6, two tokens are kept and then
+  // sharpened: [0.25, 0.140625] / 0.390625 = [0.64, 0.36]. TV 0.36.
+  {
+    auto by = Same(kAllNames, {{0}, {1.0}, {}});
+    by["llama-cpp"] = {{0, 1}, {0.64, 0.36}, {}};
+    cases.push_back({"V6_temperature_placement", v1, Params(0.5, -1, 0.6, 0), by});
   }
   return cases;
 }

@@ -526,9 +526,18 @@ TEST(NearFlat, MarginOfEveryProfile) {
     for (const Profile* profile : AllProfiles()) {
       const ProcessedDistribution dist = Compute(row, TopP(0.5), *profile);
       const std::vector<Decision> dropped = DroppedPastBoundary(dist);
+      const NumericsModel& m = profile->numerics;
+      if (dropped.empty() && m.normalizer.order == SumOrder::kSequential) {
+        // A single fp32 accumulator over the row (llama.cpp): the band is thousands of tokens wide, past the
+        // decisions the reference records.
+        EXPECT_GT(dist.ambiguous.size(), 100u) << profile->name;
+        std::printf("[ near-flat V=%lld top_p=0.5 ] %-22s sequential sums over %lld terms  ambiguous %zu\n",
+                    static_cast<long long>(vocab), std::string(profile->name).c_str(),
+                    static_cast<long long>(vocab), dist.ambiguous.size());
+        continue;
+      }
       ASSERT_FALSE(dropped.empty()) << profile->name;
       EXPECT_GE(dropped.front().allowed_ulps, kAmbiguousMarginUlps);
-      const NumericsModel& m = profile->numerics;
       std::printf("[ near-flat V=%lld top_p=0.5 ] %-22s depth %4lld + %4lld  allowed %6.0f ulps  ambiguous %3zu  "
                   "drift %3zu\n",
                   static_cast<long long>(vocab), std::string(profile->name).c_str(),
@@ -643,7 +652,15 @@ TEST(NumericsModel, SmallAndPeakedRowsKeepTheFloor) {
       }
       // Near the floor: within 1.5x for V <= 1000, 3x for V = 32000 (the sums' depth grows with V / width, and
       // where the engine orders by fp32 probabilities the tokens within 10 u of the boundary token count too).
-      const double limit = (c.row.size() <= 1000 ? 1.5 : 3.0) * kAmbiguousMarginUlps;
+      double limit = (c.row.size() <= 1000 ? 1.5 : 3.0) * kAmbiguousMarginUlps;
+      if (profile->numerics.normalizer.order == SumOrder::kSequential) {
+        // One fp32 accumulator (llama.cpp): the rigorous bound grows with n itself, gamma_{n-1} for the normalizer
+        // and for the running sum, at most top_p of mass compared, in ulps of top_p (descending).
+        const double n = static_cast<double>(c.row.size());
+        const double gamma = (n - 1) * 0x1p-24 / (1 - (n - 1) * 0x1p-24);
+        const double unit = std::ldexp(1.0, std::ilogb(c.top_p) - 23);
+        limit = std::max(limit, 1.01 * c.top_p * (2 * gamma + 5 * 0x1p-24) / unit);
+      }
       EXPECT_LE(largest, limit) << profile->name << " V=" << c.row.size() << " top_p=" << c.top_p;
     }
   }

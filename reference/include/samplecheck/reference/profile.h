@@ -47,6 +47,17 @@ enum class TopPTies { kKeepTied, kByPosition };
 // legacy kernel's CDF truncated at top_p (the crossing token gets top_p - mass_above).
 enum class TopPMass { kRenormalize, kTruncatedCdf };
 
+// Where the temperature is applied. kFirst: the logits are divided by T before every filter (vLLM, transformers,
+// FlashInfer, TensorRT-LLM, SGLang). kLast: the filters run on the T = 1 distribution and T only reshapes what they
+// kept (llama.cpp's default chain: top-k, typical, top-p, min-p, ..., temperature, then dist). With filters on, the
+// two keep different tokens (docs/semantics.md, V6).
+enum class TemperaturePlacement { kFirst, kLast };
+
+// What min-p compares in the engine: fp32 probabilities, p_i against min_p * p_max (kProbs), or logits, x_i against
+// x_max + log(min_p) (kLogits, llama.cpp). The exact decision is the same (the ratio test); only the margin differs:
+// in ulps of the probability threshold, or of the logit threshold and the two terms it is formed from.
+enum class MinPInput { kProbs, kLogits };
+
 // How an engine forms one floating-point sum that reaches a keep/drop decision (docs/semantics.md, "Numerics
 // model"). Every term of the sum passes through at most Depth(n) roundings of the accumulation precision:
 //   kExact       no rounding reaches the decision (integer fixed point, a wider type, or the sum is not formed)
@@ -79,6 +90,10 @@ struct NumericsModel {
   double pivot_tolerance;   // relative resolution of a value-pivot search that may stop short of the exact value
                             // (0: the pivot is a token's own value, or the engine sorts)
   std::string_view summary; // where the sums are formed, with the engine source read
+  // The sums run over the array the earlier filters left (llama.cpp truncates its candidate array: top-p's softmax
+  // and running sum see the survivors of top-k only), not over the whole row (GPU engines mask with -inf and sum
+  // every position).
+  bool sums_survivors_only = false;
 };
 
 struct Profile {
@@ -116,6 +131,10 @@ struct Profile {
   double max_temperature;         // +inf when unbounded
 
   NumericsModel numerics;         // the engine's floating-point sums (see NumericsModel)
+
+  // Fields every profile but llama-cpp leaves at their defaults.
+  TemperaturePlacement temperature_placement = TemperaturePlacement::kFirst;
+  MinPInput min_p_input = MinPInput::kProbs;
 };
 
 // Every profile samplecheck defines, in a fixed order.
