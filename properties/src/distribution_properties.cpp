@@ -119,6 +119,9 @@ void KeptSetComplete(const Context& ctx) {
   const auto narrowest = Reference(ctx, c.row, c.params, AmbiguousPolicy::kAllOut);
   for (size_t i = 0; i < narrowest.kept.size(); ++i) {
     const int32_t t = narrowest.kept[i];
+    // kAllOut never empties the kept set: a tie group cut by position from its first member (exactly k of a tied
+    // maximum, a greedy choice among tied maxima by sort position) keeps its lowest id although it is ambiguous.
+    if (narrowest.IsAmbiguous(t)) continue;
     if (narrowest.prob[i] >= ctx.visibility_floor && !(dense[static_cast<size_t>(t)] > 0)) {
       RC_FAIL("token " + std::to_string(t) + " (logit " + Num(c.row.logits[static_cast<size_t>(t)]) +
               ", reference probability " + Num(narrowest.prob[i]) + ") has no mass, but profile " +
@@ -143,11 +146,15 @@ void NucleusMinimality(const Context& ctx) {
   c.params.top_k = NoTopK(c.row.vocab());
   Params full_params = c.params;
   full_params.top_p = 1.0;
+  // Where the temperature comes after the filters (llama.cpp), top-p sees the T = 1 distribution.
+  if (profile.temperature_placement == TemperaturePlacement::kLast) full_params.temperature = 1.0;
   const auto full = Processed(ctx, c.row, full_params);
   const auto kept = Processed(ctx, c.row, c.params);
   const auto reference = Reference(ctx, c.row, c.params);
   const auto full_reference = Reference(ctx, c.row, full_params);
-  if (AnyInvisible(ctx, full_reference)) {
+  Params full_at_t = c.params;  // the kept tokens' masses at T (differs from full_params when T comes last)
+  full_at_t.top_p = 1.0;
+  if (AnyInvisible(ctx, full_reference) || AnyInvisible(ctx, Reference(ctx, c.row, full_at_t))) {
     RC_TAG("skipped: probabilities below the visibility floor");
     return;
   }
@@ -523,6 +530,10 @@ void GreedyLimits(const Context& ctx) {
     }
   }
   const auto kept = Support(Processed(ctx, row, params));
+  if (one_hot && profile.greedy_ties_by_position && top_group.size() > 1) {
+    one_hot = false;  // the engine's greedy keeps the first maximal token in its array order: one of the group
+    RC_TAG("greedy tie group by position");
+  }
   if (one_hot) {
     if (kept != std::vector<int32_t>{top_group.front()}) {
       RC_FAIL(what + " must be greedy: one-hot on token " + std::to_string(top_group.front()) +

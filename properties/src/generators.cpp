@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -214,6 +215,24 @@ rc::Gen<Row> NearUniformRow() {
       rc::gen::inRange(256, 1025), rc::gen::arbitrary<uint32_t>());
 }
 
+namespace {
+std::vector<std::string>& Excluded() {
+  static std::vector<std::string> kinds;
+  return kinds;
+}
+bool IsExcluded(const std::string& kind) {
+  return std::find(Excluded().begin(), Excluded().end(), kind) != Excluded().end();
+}
+}  // namespace
+
+void SetExcludedRowKinds(std::vector<std::string> kinds) { Excluded() = std::move(kinds); }
+const std::vector<std::string>& ExcludedRowKinds() { return Excluded(); }
+const std::vector<std::string>& RowKinds() {
+  static const std::vector<std::string> kinds = {"dyadic", "neg-inf-runs", "whole-row-ties", "top-ties", "huge-tiny",
+                                                 "wide-range", "zipf", "gaussian", "nan", "all-neg-inf", "pos-inf"};
+  return kinds;
+}
+
 rc::Gen<Row> BadRow() {
   auto nan_row = rc::gen::apply(
       [](Row row, int where) {
@@ -233,21 +252,52 @@ rc::Gen<Row> BadRow() {
       },
       rc::gen::oneOf(DyadicRow(), NegInfRunsRow()),
       rc::gen::container<std::vector<int>>(static_cast<size_t>(2), rc::gen::inRange(0, 1000)));
-  return rc::gen::oneOf(nan_row, all_neg_inf, pos_inf);
+  std::vector<rc::Gen<Row>> kinds;
+  if (!IsExcluded("nan")) kinds.push_back(nan_row);
+  if (!IsExcluded("all-neg-inf")) kinds.push_back(all_neg_inf);
+  if (!IsExcluded("pos-inf")) kinds.push_back(pos_inf);
+  if (kinds.empty()) return nan_row;  // AnyRow does not ask for BadRow then
+  if (kinds.size() == 1) return kinds[0];
+  if (kinds.size() == 2) return rc::gen::oneOf(kinds[0], kinds[1]);
+  return rc::gen::oneOf(kinds[0], kinds[1], kinds[2]);
 }
 
 rc::Gen<Row> ValidRow() {
-  return rc::gen::weightedOneOf<Row>({{4, DyadicRow()},
-                                      {2, NegInfRunsRow()},
-                                      {1, WholeRowTies()},
-                                      {2, TopTiesRow()},
-                                      {1, HugeTinyRow()},
-                                      {1, WideRangeRow()},
-                                      {1, ZipfRow()},
-                                      {1, GaussianRow()}});
+  if (Excluded().empty()) {  // the CI domain, unchanged
+    return rc::gen::weightedOneOf<Row>({{4, DyadicRow()},
+                                        {2, NegInfRunsRow()},
+                                        {1, WholeRowTies()},
+                                        {2, TopTiesRow()},
+                                        {1, HugeTinyRow()},
+                                        {1, WideRangeRow()},
+                                        {1, ZipfRow()},
+                                        {1, GaussianRow()}});
+  }
+  const std::vector<std::pair<std::string, std::pair<int, rc::Gen<Row>>>> all = {
+      {"dyadic", {4, DyadicRow()}},        {"neg-inf-runs", {2, NegInfRunsRow()}}, {"whole-row-ties", {1, WholeRowTies()}},
+      {"top-ties", {2, TopTiesRow()}},     {"huge-tiny", {1, HugeTinyRow()}},      {"wide-range", {1, WideRangeRow()}},
+      {"zipf", {1, ZipfRow()}},            {"gaussian", {1, GaussianRow()}}};
+  std::vector<std::pair<int, rc::Gen<Row>>> kept;
+  int total = 0;
+  for (const auto& [kind, entry] : all) {
+    if (IsExcluded(kind)) continue;
+    kept.push_back(entry);
+    total += entry.first;
+  }
+  if (kept.empty()) return DyadicRow();  // RunPropertySuite refuses to leave out every valid kind
+  return rc::gen::mapcat(rc::gen::inRange(0, total), [kept](int x) {
+    for (const auto& [weight, gen] : kept) {
+      if (x < weight) return gen;
+      x -= weight;
+    }
+    return kept.back().second;
+  });
 }
 
-rc::Gen<Row> AnyRow() { return rc::gen::weightedOneOf<Row>({{6, ValidRow()}, {1, BadRow()}}); }
+rc::Gen<Row> AnyRow() {
+  if (IsExcluded("nan") && IsExcluded("all-neg-inf") && IsExcluded("pos-inf")) return ValidRow();
+  return rc::gen::weightedOneOf<Row>({{6, ValidRow()}, {1, BadRow()}});
+}
 
 // ---- parameters ----
 

@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 
 #include "property_context.h"
+#include "samplecheck/properties/generators.h"
 
 namespace samplecheck::properties {
 namespace {
@@ -98,6 +99,7 @@ PropertyResult RunProperty(harness::Sampler& sampler, const Profile& profile, co
     result.message = "no property named '" + name + "'";
     return result;
   }
+  gen::SetExcludedRowKinds(options.exclude_rows);  // every property of the run sees the same row domain
   Context ctx;
   ctx.sampler = &sampler;
   ctx.profile = &profile;
@@ -149,10 +151,12 @@ PropertyResult RunProperty(harness::Sampler& sampler, const Profile& profile, co
     result.status = PropertyStatus::kFailed;
     result.cases = failure.numSuccess;
     result.reproduce = ReproduceString(metadata.id, failure.reproduce);
+    std::string excluded;
+    for (const std::string& k : options.exclude_rows) excluded += " --exclude-rows " + k;
     result.replay = "samplecheck properties --sampler " + ShellQuote(sampler_spec.empty() ? sampler.Name() : sampler_spec) +
                     " --profile " + std::string(profile.name) + " --property " + name + " --seed " +
                     std::to_string(options.seed) + " --max-success " + std::to_string(options.max_success) +
-                    " --reproduce " + result.reproduce;
+                    excluded + " --reproduce " + result.reproduce;
     result.message = message.str();
   } else if (outcome.is<rc::detail::GaveUpResult>()) {
     result.status = PropertyStatus::kGaveUp;
@@ -176,6 +180,29 @@ Result<SuiteResult> RunPropertySuite(harness::Sampler& sampler, const PropertyOp
   std::vector<std::string> names = options.only;
   if (names.empty()) {
     for (const PropertyInfo& info : AllProperties()) names.push_back(info.name);
+  }
+  for (const std::string& n : options.skip) {
+    if (FindDef(n) == nullptr) {
+      std::string known;
+      for (const PropertyInfo& info : AllProperties()) known += (known.empty() ? "" : ", ") + info.name;
+      return InvalidArgument("--skip-property: no property named '" + n + "'; known properties: " + known);
+    }
+  }
+  names.erase(std::remove_if(names.begin(), names.end(),
+                             [&](const std::string& n) {
+                               return std::find(options.skip.begin(), options.skip.end(), n) != options.skip.end();
+                             }),
+              names.end());
+  for (const std::string& k : options.exclude_rows) {
+    if (std::find(gen::RowKinds().begin(), gen::RowKinds().end(), k) == gen::RowKinds().end()) {
+      std::string known;
+      for (const std::string& kind : gen::RowKinds()) known += (known.empty() ? "" : ", ") + kind;
+      return InvalidArgument("--exclude-rows: no row kind '" + k + "'; row kinds: " + known);
+    }
+  }
+  if (options.exclude_rows.size() >= 8) {
+    return InvalidArgument("--exclude-rows leaves out too many row kinds (" + std::to_string(options.exclude_rows.size()) +
+                           "); at most 7 of the 11 may be left out");
   }
   for (const std::string& n : names) {
     if (FindDef(n) == nullptr) {

@@ -461,6 +461,12 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     result.greedy = true;
     result.kept = {static_cast<int32_t>(argmax)};
     result.prob = {1.0L};
+    if (profile.greedy_ties_by_position) {
+      for (int64_t i = argmax + 1; i < vocab; ++i) {
+        if (prepared.logits[i] == max_logit) result.ambiguous.push_back(static_cast<int32_t>(i));
+      }
+      if (!result.ambiguous.empty()) result.ambiguous.insert(result.ambiguous.begin(), static_cast<int32_t>(argmax));
+    }
     return result;
   }
 

@@ -349,6 +349,7 @@ constexpr Profile kLlamaCpp{
                  .sums_survivors_only = true},
     .temperature_placement = TemperaturePlacement::kLast,
     .min_p_input = MinPInput::kLogits,  // logit >= max_logit + logf(p)
+    .greedy_ties_by_position = true,    // temp <= 0: the first maximal logit in the (possibly sorted) array
 };
 
 constexpr const Profile* kAllProfiles[] = {&kHf,          &kVllm,          &kVllmTriton,     &kFlashinferTopkFirst,

@@ -210,6 +210,36 @@ int main(int argc, char** argv) {
     }
   }
 
+  // 6. findings: what llama.cpp itself does where the llama-cpp profile defines another answer (docs/conformance.md).
+  // Each is pinned: if a new llama.cpp changes it, this test says so and the write-up needs an update.
+  {
+    // Overflow: temp_impl divides the fp32 logits by T before dist subtracts the maximum; 40 / 1e-37 is +inf in
+    // fp32, dist's softmax computes inf - inf = NaN, no running sum reaches the target and the "fallback to the last
+    // token" returns token 1, whose probability is exp(-40 / 1e-37) = 0. The reference: token 0 with probability 1.
+    const std::vector<float> row = {40.0f, 0.0f};
+    uint64_t invalid = 0;
+    const auto h = split.Count(row, Params(1e-37, -1, 1, 0), 1000, &invalid);
+    std::printf("finding: row [40, 0], T = 1e-37: llama.cpp draws token 1 %llu of 1000 times (the profile: never)\n",
+                static_cast<unsigned long long>(h[1]));
+    Check(h[1] == 1000, "the T-overflow finding changed: token 1 drawn " + std::to_string(h[1]) + " of 1000 times");
+    // +inf logit: the same NaN path. The reference gives the +inf token all the mass.
+    const std::vector<float> inf_row = {std::numeric_limits<float>::infinity(), 0.0f, 0.0f};
+    const auto g = split.Count(inf_row, Params(1, -1, 1, 0), 1000, &invalid);
+    std::printf("finding: row [+inf, 0, 0]: llama.cpp draws token 2 %llu of 1000 times (the profile: token 0 always)\n",
+                static_cast<unsigned long long>(g[2]));
+    Check(g[2] == 1000, "the +inf finding changed: token 2 drawn " + std::to_string(g[2]) + " of 1000 times");
+    // top_k >= V is a distributional no-op that sorts the array, so the same seed selects another token than with
+    // top_k = -1 (dist walks the array in its order). Same distribution, different seeded token.
+    const std::vector<float> two = {-64.0f, -63.9375f};
+    int differ = 0;
+    for (uint64_t offset = 0; offset < 200; ++offset) {
+      differ += split.Sample(two, Params(1, -1, 1, 0, 0, offset)) != split.Sample(two, Params(1, 2, 1, 0, 0, offset));
+    }
+    std::printf("finding: row [-64, -63.9375]: top_k = 2 and top_k = -1 draw different tokens at %d of 200 seeds\n",
+                differ);
+    Check(differ > 0, "the top_k >= V reordering finding changed: the same tokens at every seed");
+  }
+
   // 5. invalid parameters.
   {
     const std::vector<float> row = Gaussian(10, 1.0, 10);

@@ -135,6 +135,10 @@ struct Profile {
   // Fields every profile but llama-cpp leaves at their defaults.
   TemperaturePlacement temperature_placement = TemperaturePlacement::kFirst;
   MinPInput min_p_input = MinPInput::kProbs;
+  // The greedy path keeps the first maximal token in the engine's array order, which a sorting filter leaves
+  // unspecified among exactly tied maxima (llama.cpp's temperature <= 0 and top_p = 0): the reference keeps the
+  // lowest id and reports the rest of the tied maxima ambiguous.
+  bool greedy_ties_by_position = false;
 };
 
 // Every profile samplecheck defines, in a fixed order.
