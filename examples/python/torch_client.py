@@ -1,21 +1,32 @@
 #!/usr/bin/env python3
-"""A PyTorch sampler behind the samplecheck process protocol: the vLLM v1 PyTorch sampling path, vectorized.
+"""A RE-IMPLEMENTATION of vLLM v1's PyTorch sampling path on real PyTorch kernels, behind the samplecheck process
+protocol. It is not vLLM: the filters and the draw are written here after vllm/v1/sample/sampler.py,
+ops/topk_topp_sampler.py (apply_top_k_top_p_pytorch) and random_sample, with torch's own softmax, sort, cumsum,
+exponential_ and argmax doing the arithmetic. Its name in every report is "torch-vllm-reimpl@<device>" (with
+--use-vllm, vLLM's own apply_top_k_top_p replaces the filters here: "torch-vllm-ops@<device>").
 
-Needs torch (not run in CI: CI has no PyPI). The protocol code comes from samplecheck_client.py beside this file.
-
-    samplecheck run --suite standard --profile vllm \\
+    samplecheck run --suite smoke --profile vllm \
+        --sampler "process:/usr/bin/python3 examples/python/torch_client.py --device cpu"
+    samplecheck run --suite standard --profile vllm \
         --sampler "process:python3 examples/python/torch_client.py --device cuda"
-    # check vLLM's own top-k/top-p function when vllm is installed:
-    samplecheck run --suite standard --profile vllm \\
-        --sampler "process:python3 examples/python/torch_client.py --device cuda --use-vllm"
 
-What it computes, per row (vllm/v1/sample/sampler.py and ops/topk_topp_sampler.py, PyTorch path):
+CI (ctest label engine) runs it on the CPU with Debian's python3-torch (installed for /usr/bin/python3).
+
+What it computes, per row (the PyTorch path of vLLM v1):
   greedy snapshot argmax for T < 1e-5; logits / T; min-p on the softmax of the scaled logits (mask p < min_p * max p);
   top-k by the k-th largest logit (ties kept: mask logits < k-th); top-p on the softmax of the masked logits (sort
-  ascending, mask cumsum <= 1 - p, keep the last); fp32 softmax; draw.
-The draw is torch.multinomial with a torch.Generator seeded from (seed, offset): it does not reproduce samplecheck's
-Philox stream, so campaigns judge it statistically (chi-square), which is the point. COUNT draws N samples of one row
-in one multinomial call on the device, so millions of draws cost one transfer.
+  ascending, mask cumsum <= 1 - p, keep the last); fp32 softmax; the draw.
+The draw is vLLM's random_sample for a row with its own generator: q = empty_like(probs).exponential_(generator),
+token = argmax(probs / q) (the exponential race), with a torch.Generator seeded from (seed, offset). SAMPLE draws
+each row that way. COUNT draws through the same per-step path: the row replicated into a [chunk, V] batch, replica i
+the step at (seed, offset + i) with its own generator (so draw i of COUNT is the SAMPLE draw at offset + i, token for
+token, as samplecheck's agreement check demands of a deterministic sampler), the division and argmax over the
+batch at once, bincount. It never uses
+torch.multinomial(probs, N, replacement=True): that is another kernel than the engine's per-step draw (and on an
+H100 it failed the standard suite's goodness of fit on 4 tail-heavy cases: docs/conformance.md). --count-path
+multinomial-replacement keeps that path to reproduce the finding (COUNT then no longer equals SAMPLE: the
+agreement check fails, as it should); --count-path multinomial-1 draws multinomial(probs, 1) per step instead of the
+race, in SAMPLE and COUNT alike.
 """
 import argparse
 import os
@@ -29,20 +40,26 @@ import samplecheck_client as sc  # noqa: E402
 _SAMPLING_EPS = 1e-5
 
 
-def _generator(device, seed, offset):
-    g = torch.Generator(device=device)
+def _seed_generator(g, seed, offset):
     # Any injective-enough mix works: (seed, offset) -> one 63-bit seed.
     g.manual_seed((seed * 0x9E3779B97F4A7C15 + offset * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1))
     return g
 
 
+def _generator(device, seed, offset):
+    return _seed_generator(torch.Generator(device=device), seed, offset)
+
+
 class TorchVllmSampler(sc.VllmSampler):
     capabilities = sc.CAP_PROCESSED | sc.CAP_COUNT
 
-    def __init__(self, device, use_vllm):
+    def __init__(self, device, use_vllm, count_path="race"):
         super().__init__()
-        self.name = "torch-vllm" + ("-ops" if use_vllm else "") + "@" + device
+        self.name = "torch-vllm-" + ("ops" if use_vllm else "reimpl") + "@" + device
+        if count_path != "race":
+            self.name += "+count=" + count_path
         self.device = torch.device(device)
+        self.count_path = count_path
         self.apply_top_k_top_p = None
         if use_vllm:
             from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p  # the engine's own function
@@ -85,6 +102,18 @@ class TorchVllmSampler(sc.VllmSampler):
     def _tensor(self, values, rows, vocab):
         return torch.frombuffer(values, dtype=torch.float32).reshape(rows, vocab).to(self.device)
 
+    @staticmethod
+    def _race(probs, q):
+        """vLLM's random_sample: probs.div_(q).argmax(dim=-1), q ~ Exponential(1) (the exponential race)."""
+        return probs.div(q).argmax(dim=-1)
+
+    def _draw(self, probs_row, g):
+        """One step of the engine for one seeded row: the exponential race (or multinomial(probs, 1))."""
+        if self.count_path == "multinomial-1":
+            return int(torch.multinomial(probs_row, 1, generator=g))
+        q = torch.empty_like(probs_row).exponential_(generator=g)
+        return int(self._race(probs_row, q))
+
     def sample_batch(self, logits, rows, vocab, params):
         probs, invalid = self._probs(self._tensor(logits, rows, vocab), params)
         tokens = []
@@ -92,8 +121,7 @@ class TorchVllmSampler(sc.VllmSampler):
             if invalid[r]:
                 tokens.append(sc.INVALID_TOKEN)
                 continue
-            g = _generator(self.device, p.seed, p.offset)
-            tokens.append(int(torch.multinomial(probs[r], 1, generator=g)))
+            tokens.append(self._draw(probs[r], _generator(self.device, p.seed, p.offset)))
         return tokens
 
     def processed(self, row, params):
@@ -106,20 +134,49 @@ class TorchVllmSampler(sc.VllmSampler):
         return [(t, float(dense[t])) for t in nz]
 
     def count(self, row, params, draws):
+        """Draw i is the SAMPLE draw at offset + i: the row replicated, each replica one seeded step of the engine
+        (its own generator seeded from (seed, offset + i), the exponential race); the noise is drawn replica by
+        replica, the division and argmax over the replicated batch at once."""
         probs, invalid = self._probs(self._tensor(row, 1, len(row)), [params])
+        vocab = len(row)
         if invalid[0]:
-            return [0] * len(row), draws
-        g = _generator(self.device, params.seed, params.offset)
-        samples = torch.multinomial(probs[0], draws, replacement=True, generator=g)
-        return torch.bincount(samples, minlength=len(row)).cpu().tolist(), 0
+            return [0] * vocab, draws
+        if self.count_path == "multinomial-replacement":  # not the engine's path: kept to reproduce the finding
+            g = _generator(self.device, params.seed, params.offset)
+            samples = torch.multinomial(probs[0], draws, replacement=True, generator=g)
+            return torch.bincount(samples, minlength=vocab).cpu().tolist(), 0
+        histogram = torch.zeros(vocab, dtype=torch.int64, device=self.device)
+        g = torch.Generator(device=self.device)
+        chunk = max(1, min(draws, (1 << 22) // vocab))  # replicated rows per step: at most 2^22 elements (16 MiB)
+        done = 0
+        while done < draws:
+            n = min(chunk, draws - done)
+            if self.count_path == "multinomial-1":
+                tokens = torch.empty(n, dtype=torch.int64, device=self.device)
+                for i in range(n):
+                    _seed_generator(g, params.seed, params.offset + done + i)
+                    tokens[i] = torch.multinomial(probs[0], 1, generator=g)[0]
+            else:
+                q = torch.empty((n, vocab), dtype=probs.dtype, device=self.device)
+                for i in range(n):
+                    _seed_generator(g, params.seed, params.offset + done + i)
+                    q[i].exponential_(generator=g)
+                tokens = self._race(probs[0].unsqueeze(0).expand(n, vocab), q)
+            histogram += torch.bincount(tokens, minlength=vocab)
+            done += n
+        return histogram.cpu().tolist(), 0
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--use-vllm", action="store_true", help="use vllm's apply_top_k_top_p for top-k/top-p")
+    parser.add_argument("--count-path", choices=("race", "multinomial-1", "multinomial-replacement"), default="race",
+                        help="how COUNT draws: race (default, vLLM's per-step exponential race over replicated rows), "
+                             "multinomial-1 (multinomial(probs, 1) per replicated row), multinomial-replacement "
+                             "(one multinomial(probs, N, replacement=True): not the engine's path)")
     args = parser.parse_args()
-    return sc.serve(TorchVllmSampler(args.device, args.use_vllm))
+    return sc.serve(TorchVllmSampler(args.device, args.use_vllm, args.count_path))
 
 
 if __name__ == "__main__":
