@@ -46,6 +46,7 @@ const ProbeSpec kProbes[] = {
     {"V2 T=5e-6", "greedy temperature threshold (argmax of a tie vs uniform)", "V2", P(5e-6, -1, 1, 0)},
     {"V2 T=5e-5", "greedy temperature threshold (argmax of a tie vs uniform)", "V2", P(5e-5, -1, 1, 0)},
     {"V2 k=1", "top_k = 1: greedy (first id) vs every tied token", "V2", P(1, 1, 1, 0)},
+    {"V3 T=0.5 p=0.6", "temperature before vs after the filters (llama.cpp: V6)", "V3", P(0.5, -1, 0.6, 0)},
 };
 
 // Consistency of a histogram with one reference distribution.
