@@ -1,4 +1,4 @@
-# Test registration shared by every folder. Labels (ctest -L): unit, property, stats, gpu, fuzz, slow.
+# Test registration shared by every folder. Labels (ctest -L): unit, property, stats, gpu, fuzz, engine, slow.
 #
 # samplecheck_add_gtest(<name> SOURCES <files...> [LIBS <targets...>] LABELS <labels...> [TIMEOUT <s>])
 #   Builds a GoogleTest program and registers each of its tests with ctest (gtest_discover_tests). A test that

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""HuggingFace transformers' own logits warpers behind the samplecheck process protocol, composed as generate()
+composes them for do_sample=True, judged under the `hf` profile.
+
+Needs torch and transformers (the GPU machine has torch 2.11 and transformers 5.17; not run in CI here, where
+transformers is not installed):
+
+    samplecheck run --suite smoke --profile hf \\
+        --sampler "process:python3 examples/python/transformers_client.py --device cuda"
+
+What is transformers' own and what is written here:
+  - the warpers are transformers' classes (transformers.generation.logits_process: TemperatureLogitsWarper,
+    TopKLogitsWarper, TopPLogitsWarper, MinPLogitsWarper), built by transformers' own
+    GenerationMixin._get_logits_processor from a GenerationConfig when that call works on this version (the client
+    says which on stderr and in its name: "transformers-<version>-generate@<device>"); otherwise in the order this
+    client reads from the installed _get_logits_processor source at start (printed on stderr), with the same
+    conditions generate() applies (temperature only if T != 1, top-k only if top_k != 0, top-p only if top_p < 1,
+    min-p only if min_p is set): "transformers-<version>-warpers@<device>".
+  - the draw is generate()'s: softmax of the warped scores, torch.multinomial(probs, num_samples=1) (on a
+    torch.Generator seeded from (seed, offset) instead of the global RNG, so the sampler is deterministic).
+    T = 0 is do_sample=False: argmax of the raw logits (the hf profile's greedy path).
+  - COUNT draws the row replicated, replica i the step at (seed, offset + i) (its own generator): draw i equals
+    the SAMPLE draw at offset + i (samplecheck's agreement check). The warpers run once per row: they are
+    deterministic functions of the scores.
+  - samplecheck's top_k = -1 (disabled) is passed to transformers as top_k = 0 (generate's "disabled"; its
+    GenerationConfig default is 50, which is why it is always set explicitly).
+"""
+import argparse
+import inspect
+import os
+import re
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import samplecheck_client as sc  # noqa: E402
+
+import transformers  # noqa: E402
+from transformers import GenerationConfig  # noqa: E402
+from transformers.generation import logits_process as lp  # noqa: E402
+
+
+def _seed_generator(g, seed, offset):
+    g.manual_seed((seed * 0x9E3779B97F4A7C15 + offset * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1))
+    return g
+
+
+def _warper_order_from_source():
+    """The order in which the installed GenerationMixin._get_logits_processor appends the four warpers."""
+    from transformers.generation.utils import GenerationMixin
+    source = inspect.getsource(GenerationMixin._get_logits_processor)
+    found = []
+    for name in ("TemperatureLogitsWarper", "TopKLogitsWarper", "TopPLogitsWarper", "MinPLogitsWarper"):
+        m = re.search(name + r"\(", source)
+        if m is None:
+            raise RuntimeError("the installed _get_logits_processor does not build " + name)
+        found.append((m.start(), name))
+    return [name for _, name in sorted(found)]
+
+
+class _Probe:
+    """The attributes _get_logits_processor reads from a model, for a decoder-only model without special tokens."""
+
+    def __init__(self, vocab):
+        self.config = transformers.PretrainedConfig(vocab_size=vocab, is_encoder_decoder=False)
+        self.generation_config = GenerationConfig()
+        self.device = torch.device("cpu")
+
+
+class TransformersSampler(sc.Sampler):
+    profile = "hf"
+    capabilities = sc.CAP_PROCESSED | sc.CAP_COUNT
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.order = _warper_order_from_source()
+        self.use_generate = self._generate_processor_works()
+        self.name = "transformers-%s-%s@%s" % (transformers.__version__, "generate" if self.use_generate else "warpers",
+                                               device)
+        print("transformers %s: _get_logits_processor appends %s; warpers built by %s" %
+              (transformers.__version__, " -> ".join(self.order),
+               "GenerationMixin._get_logits_processor" if self.use_generate else "this client in that order"),
+              file=sys.stderr)
+
+    def _config(self, p):
+        top_k = 0 if p.top_k <= 0 else p.top_k
+        kwargs = dict(do_sample=True, temperature=p.temperature, top_k=top_k, top_p=p.top_p)
+        if p.min_p > 0:
+            kwargs["min_p"] = p.min_p
+        return GenerationConfig(**kwargs)
+
+    def _generate_processor_works(self):
+        try:
+            from transformers.generation.utils import GenerationMixin
+            cfg = GenerationConfig(do_sample=True, temperature=0.5, top_k=3, top_p=0.9, min_p=0.1)
+            procs = GenerationMixin._get_logits_processor(_Probe(8), generation_config=cfg, input_ids_seq_length=1,
+                                                          encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
+                                                          prefix_allowed_tokens_fn=None,
+                                                          logits_processor=lp.LogitsProcessorList())
+            names = [type(x).__name__ for x in procs]
+            return names == self.order
+        except Exception as e:  # noqa: BLE001 - a version whose private signature differs
+            print("transformers: GenerationMixin._get_logits_processor not usable here (%s: %s)" %
+                  (type(e).__name__, e), file=sys.stderr)
+            return False
+
+    def _processors(self, p, vocab):
+        if self.use_generate:
+            from transformers.generation.utils import GenerationMixin
+            return GenerationMixin._get_logits_processor(_Probe(vocab), generation_config=self._config(p),
+                                                         input_ids_seq_length=1,
+                                                         encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
+                                                         prefix_allowed_tokens_fn=None,
+                                                         logits_processor=lp.LogitsProcessorList())
+        procs = lp.LogitsProcessorList()
+        for name in self.order:
+            if name == "TemperatureLogitsWarper" and p.temperature != 1.0:
+                procs.append(lp.TemperatureLogitsWarper(p.temperature))
+            elif name == "TopKLogitsWarper" and p.top_k > 0:
+                procs.append(lp.TopKLogitsWarper(top_k=p.top_k))
+            elif name == "TopPLogitsWarper" and p.top_p < 1.0:
+                procs.append(lp.TopPLogitsWarper(top_p=p.top_p))
+            elif name == "MinPLogitsWarper" and p.min_p > 0:
+                procs.append(lp.MinPLogitsWarper(min_p=p.min_p))
+        return procs
+
+    def validate(self, p):
+        def bad(message):
+            raise sc.SamplerError(sc.ERR_INVALID_ARGUMENT, message + " for profile hf")
+        if p.temperature != p.temperature or p.temperature < 0 or p.temperature == float("inf"):
+            bad("temperature = %r is outside [0, inf)" % p.temperature)
+        if p.top_k < -1:
+            bad("top_k = %d is not -1 (disabled), 0 (disabled), or an integer >= 1" % p.top_k)
+        if not (0.0 <= p.top_p <= 1.0):
+            bad("top_p = %r is outside [0, 1] (0 = greedy)" % p.top_p)
+        if not (0.0 <= p.min_p <= 1.0):
+            bad("min_p = %r is outside [0, 1]" % p.min_p)
+
+    def _probs(self, row, p):
+        """(probs on the device, greedy token or None, invalid) for one row (an array('f'))."""
+        logits = torch.frombuffer(row, dtype=torch.float32).to(self.device)
+        if torch.isnan(logits).any() or torch.isneginf(logits).all():
+            return None, None, True
+        if p.temperature == 0:  # do_sample=False: generate's greedy search
+            return None, int(logits.argmax()), False
+        scores = self._processors(p, logits.numel())(torch.zeros((1, 1), dtype=torch.long, device=self.device),
+                                                     logits.unsqueeze(0).clone())
+        return torch.softmax(scores, dim=-1)[0], None, False
+
+    def sample_batch(self, logits, rows, vocab, params):
+        tokens = []
+        g = torch.Generator(device=self.device)
+        for r, p in enumerate(params):  # serve() validated every row before this call
+            probs, greedy, invalid = self._probs(logits[r * vocab:(r + 1) * vocab], p)
+            if invalid:
+                tokens.append(sc.INVALID_TOKEN)
+            elif greedy is not None:
+                tokens.append(greedy)
+            else:
+                tokens.append(int(torch.multinomial(probs, 1, generator=_seed_generator(g, p.seed, p.offset))))
+        return tokens
+
+    def processed(self, row, p):
+        self.validate(p)
+        probs, greedy, invalid = self._probs(row, p)
+        if invalid:
+            return None
+        if greedy is not None:
+            return [(greedy, 1.0)]
+        dense = probs.double().cpu()
+        dense = dense / dense.sum()
+        return [(t, float(dense[t])) for t in dense.nonzero().flatten().tolist()]
+
+    def count(self, row, p, draws):
+        self.validate(p)
+        vocab = len(row)
+        probs, greedy, invalid = self._probs(row, p)
+        if invalid:
+            return [0] * vocab, draws
+        histogram = [0] * vocab
+        if greedy is not None:
+            histogram[greedy] = draws
+            return histogram, 0
+        g = torch.Generator(device=self.device)
+        counts = torch.zeros(vocab, dtype=torch.int64, device=self.device)
+        chunk = 4096
+        done = 0
+        while done < draws:
+            n = min(chunk, draws - done)
+            tokens = torch.empty(n, dtype=torch.int64, device=self.device)
+            for i in range(n):
+                tokens[i] = torch.multinomial(probs, 1, generator=_seed_generator(g, p.seed, p.offset + done + i))[0]
+            counts += torch.bincount(tokens, minlength=vocab)
+            done += n
+        return counts.cpu().tolist(), 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    return sc.serve(TransformersSampler(args.device))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
