@@ -5,6 +5,8 @@
 //   2. Widen every logit exactly to long double; weights w_i = exp((x_i - x_max) / T) in long double (the
 //      difference x_i - x_max of two fp32 values is exact whenever it matters, so every weight carries a relative
 //      error below ~1e-15 even for |logit| ~ 1e38 or T near 0). +inf logits: weight 1 each, every other token 0.
+//      A profile that applies the temperature last (llama-cpp) filters on the weights at T = 1 and draws the kept
+//      tokens with the weights at T.
 //   3. Sort the tokens of positive weight by logit, descending, ties by ascending token id (stable LSD radix).
 //      Every filter keeps a prefix of that order, so the pipeline is a sequence of prefix lengths.
 //   4. Run the profile's filters in its order; each finds its cut by exact comparisons and the band of positions
