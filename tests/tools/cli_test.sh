@@ -126,6 +126,9 @@ case "$scenario" in
     expect_rc 2 "$bin" gate "$dir/missing-report.json"
     expect_rc 2 "$bin" run --sampler exact
     expect_rc 2 "$bin" identify --sampler no-such-sampler
+    expect_rc 2 "$bin" properties --sampler exact --exclude-rows no-such-kind
+    grep -q "no row kind 'no-such-kind'" "$dir/err.txt" || fail "--exclude-rows: the bad kind is not named"
+    expect_rc 2 "$bin" properties --sampler exact --skip-property no-such-property
     ;;
   identify_exact_hf)
     # One draw set per probe judged by every profile at alpha 1e-6 per probe and profile.
