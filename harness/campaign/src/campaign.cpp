@@ -876,8 +876,10 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
     }
     for (size_t i = probe_case; i < prepared.size() && total_draws > 0; i = prepared.size()) {
       const PreparedCase& pc = prepared[i];
-      // Two counts, 2^12 and 2^20 (or more) draws: their difference is the rate, free of the per-call cost (a
-      // distribution computed, a kernel planned) that one short count would mistake for slowness.
+      // Two counts, 2^8 and 2^10 (or more) draws: their difference is the rate, free of the per-call cost (a
+      // distribution computed, a kernel planned) that one short count would mistake for slowness. Small first: a
+      // real engine can cost milliseconds a draw on a long row (llama.cpp's dist is O(V) a draw: 2^20 draws of the
+      // smoke suite's 131072-token row took over an hour), and the probe's draws are discarded.
       auto timed = [&](uint64_t n) -> double {
         std::vector<uint64_t> histogram(pc.row.size(), 0);
         uint64_t invalid = 0;
@@ -885,10 +887,10 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
         const Status st = samplers[0]->CountDraws(pc.row, pc.result.params, n, histogram, &invalid);
         return st.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count() : -1.0;
       };
-      // The large count grows (x4) until it takes 50 ms: a GPU draws 2^20 in well under a millisecond, where the
-      // per-call cost and timer noise would decide the rate.
-      const uint64_t small = 1 << 12;
-      uint64_t large = 1 << 20;
+      // The large count grows (x4) until it takes 50 ms more than the small one: a GPU draws 2^20 in well under a
+      // millisecond, where the per-call cost and timer noise would decide the rate.
+      const uint64_t small = 1 << 8;
+      uint64_t large = 1 << 10;
       const double t_small = timed(small);
       double t_large = timed(large);
       while (t_small >= 0 && t_large >= 0 && t_large - t_small < 0.05 && large < (uint64_t{1} << 32)) {
