@@ -7,7 +7,9 @@
 //   HELLO     after the harness's HELLO the plugin is loaded: a load error is answered with ERROR (the code of the
 //             error, its message), then the host exits 1; else HELLO with the plugin's Name() ("plugin:exact-vllm"),
 //             profile and capabilities (PROCESSED and COUNT when the plugin exports them, nondeterministic)
-//   requests  SAMPLE, PROCESSED, COUNT: the loader's answer, or ERROR with the code of its error and its message
+//   requests  SAMPLE, PROCESSED, COUNT: the loader's answer, or ERROR with the code of its error and its message;
+//             VERIFY (the VERIFY bit of the HELLO is set when the plugin exports verify_chain, ABI version 2): the
+//             plugin verifier's answer (MakePluginVerifier's checks), or ERROR
 //   BYE, end of input: the plugin is destroyed and the host exits 0
 //
 // The protocol runs on copies of the original stdin and stdout; fd 0 becomes /dev/null and fd 1 a copy of stderr,
@@ -185,6 +187,48 @@ void Count(Sampler& sampler, const Frame& frame) {
   Send(w.Finish());
 }
 
+void Verify(Verifier* verifier, const Frame& frame) {
+  if (verifier == nullptr) {
+    return SendError(Unsupported("the plugin does not export samplecheck_plugin_verify_chain: it cannot verify"));
+  }
+  Reader in(frame.payload);
+  const uint64_t count = in.U64();
+  if (!in.ok() || count < 1 || count > in.left()) Die("VERIFY of " + std::to_string(frame.payload.size()) + " bytes");
+  std::vector<WireVerifyRequest> wire(count);
+  for (uint64_t r = 0; r < count; ++r) {
+    const std::string why = ReadVerifyRequest(in, wire[r]);
+    if (!why.empty()) Die("VERIFY request " + std::to_string(r) + ": " + why);
+  }
+  if (in.left() != 0) Die("VERIFY has " + std::to_string(in.left()) + " bytes after its requests");
+  std::vector<std::vector<VerifyResult>> results(count);
+  for (uint64_t r = 0; r < count; ++r) results[r].resize(wire[r].trials);
+  bool single = true;
+  for (const WireVerifyRequest& w : wire) single = single && w.trials == 1;
+  if (single) {  // a batch of requests: one Verify call, as in process
+    std::vector<VerifyRequest> batch;
+    std::vector<VerifyResult> out(count);
+    for (const WireVerifyRequest& w : wire) batch.push_back(w.request);
+    if (Status st = verifier->Verify(batch, out); !st.ok()) return SendError(st.error());
+    for (uint64_t r = 0; r < count; ++r) results[r][0] = out[r];
+  } else {
+    for (uint64_t r = 0; r < count; ++r) {
+      if (Status st = verifier->VerifyRepeated(wire[r].request, wire[r].draft_tokens, results[r]); !st.ok()) {
+        return SendError(st.error());
+      }
+    }
+  }
+  Writer w(kVerified);
+  w.PutU64(count);
+  for (uint64_t r = 0; r < count; ++r) {
+    w.PutU64(results[r].size());
+    for (const VerifyResult& res : results[r]) {
+      w.PutI32(res.accepted);
+      for (int32_t j = 0; j <= wire[r].request.g; ++j) w.PutI32(j <= res.accepted ? res.emitted[j] : kInvalidToken);
+    }
+  }
+  Send(w.Finish());
+}
+
 // The protocol on copies of fds 0 and 1 (close-on-exec, should the plugin start programs); fd 0 reads /dev/null,
 // fd 1 writes to stderr.
 void TakeProtocolFds() {
@@ -216,18 +260,21 @@ int Serve(const char* library, const char* config) {
           " is started by samplecheck for isolated plugin: samplers, not by hand");
     }
   }
-  auto made = MakePluginSampler(library, config);
+  auto made = LoadPluginPair(library, config);
   if (!made.ok()) {
     SendError(made.error());
     return 1;
   }
-  std::unique_ptr<Sampler> sampler = std::move(made).value();
+  std::unique_ptr<Sampler> sampler = std::move(made->sampler);
+  std::unique_ptr<Verifier> verifier = std::move(made->verifier);
   const Capabilities caps = sampler->GetCapabilities();
+  uint32_t verify_bits = 0;
+  if (verifier) verify_bits = kCapVerify | (verifier->GetCapabilities().scripted_uniforms ? kCapVerifyScripted : 0u);
   Writer w(kHello);
   w.PutU32(kMagic);
   w.PutU32(kVersion);
   w.PutU32((caps.processed_distribution ? kCapProcessed : 0u) | (caps.count_draws ? kCapCount : 0u) |
-           (caps.deterministic ? 0u : kCapNondeterministic));
+           (caps.deterministic ? 0u : kCapNondeterministic) | verify_bits);
   w.PutStr(sampler->Name());
   w.PutStr(caps.profile);
   Send(w.Finish());
@@ -238,6 +285,7 @@ int Serve(const char* library, const char* config) {
       case kSample: Sample(*sampler, *frame); break;
       case kProcessed: Processed(*sampler, *frame); break;
       case kCount: Count(*sampler, *frame); break;
+      case kVerify: Verify(verifier.get(), *frame); break;
       default: Die("unexpected " + TypeName(frame->type) + " request");
     }
   }

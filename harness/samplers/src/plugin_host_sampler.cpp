@@ -93,4 +93,16 @@ Result<std::unique_ptr<Sampler>> MakeIsolatedPluginSampler(std::string_view path
                                                  options);
 }
 
+Result<std::unique_ptr<Verifier>> MakeIsolatedPluginVerifier(std::string_view path, std::string_view config,
+                                                             const ProcessSamplerOptions& options) {
+  if (path.empty()) return InvalidArgument("plugin spec has an empty library path (plugin:<path.so>[:config])");
+  auto host = FindPluginHost();
+  if (!host.ok()) return host.error();
+  const std::string path_str(path), config_str(config);
+  std::string fallback_name = "plugin:" + Basename(path);
+  if (!config_str.empty()) fallback_name += ":" + config_str;
+  return process_internal::MakePluginHostVerifier({*host, path_str, config_str}, path_str, std::move(fallback_name),
+                                                  options);
+}
+
 }  // namespace samplecheck::harness

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "samplecheck/reference/params.h"
+#include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness::protocol {
 
@@ -29,13 +30,23 @@ enum MessageType : uint32_t {
   kHistogram = 7,
   kError = 8,
   kBye = 9,
+  kVerify = 10,
+  kVerified = 11,
 };
-enum CapabilityBits : uint32_t { kCapProcessed = 1, kCapCount = 2, kCapNondeterministic = 4 };
+enum CapabilityBits : uint32_t {
+  kCapProcessed = 1,
+  kCapCount = 2,
+  kCapNondeterministic = 4,
+  kCapVerify = 8,           // answers VERIFY (a speculative-decoding chain verifier)
+  kCapVerifyScripted = 16,  // VERIFY honours a scripted uniform stream
+};
+// The draft forms of VERIFY.
+enum DraftFormCodes : uint32_t { kDraftProbabilities = 0, kDraftLogits = 1, kDraftOneHot = 2 };
 enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrFailed = 3, kErrInvalidRow = 4 };
 
 inline std::string TypeName(uint32_t type) {
-  static const char* const kNames[] = {"?",         "HELLO",        "SAMPLE", "TOKENS",    "PROCESSED",
-                                       "DISTRIBUTION", "COUNT", "HISTOGRAM", "ERROR", "BYE"};
+  static const char* const kNames[] = {"?",     "HELLO",     "SAMPLE", "TOKENS", "PROCESSED", "DISTRIBUTION",
+                                       "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED"};
   return type < std::size(kNames) ? kNames[type] : "type " + std::to_string(type);
 }
 
@@ -170,5 +181,93 @@ class Reader {
   size_t at_ = 0;
   bool ok_ = true;
 };
+
+// ---- VERIFY (docs/process-protocol.md) ----------------------------------------------------------------------------
+// One request of a VERIFY, verified `results.size()` times (trial i: draft_tokens[i g .. i g + g), offset
+// request.params.offset + i (g + 1)); request.draft_tokens is not read.
+struct VerifyTrials {
+  VerifyRequest request;
+  std::span<const int32_t> draft_tokens;
+  std::span<VerifyResult> results;
+};
+
+inline uint32_t DraftFormCode(DraftForm form) {
+  return form == DraftForm::kLogits ? kDraftLogits : form == DraftForm::kOneHot ? kDraftOneHot : kDraftProbabilities;
+}
+
+// The bytes one request adds to a VERIFY.
+inline size_t VerifyRequestBytes(const VerifyRequest& q, size_t trials) {
+  const size_t g = static_cast<size_t>(q.g), v = static_cast<size_t>(q.vocab);
+  const size_t rows = (g + 1) + (q.draft_form == DraftForm::kOneHot ? 0 : g);
+  return 8 + 4 + 4 + 2 * kParamsBytes + 8 + 4 + 4 * trials * g + 8 * q.uniforms.size() + 4 * rows * v;
+}
+
+// u64 vocab | u32 g | u32 form | params | draft params | u64 trials | u32 uniforms | trials × g × i32 draft tokens |
+// uniforms × f64 | (g + 1) × vocab × f32 target | (form != one-hot) g × vocab × f32 draft
+inline void PutVerifyRequest(Writer& w, const VerifyTrials& t) {
+  const VerifyRequest& q = t.request;
+  const size_t g = static_cast<size_t>(q.g), v = static_cast<size_t>(q.vocab);
+  w.PutU64(v);
+  w.PutU32(static_cast<uint32_t>(q.g));
+  w.PutU32(DraftFormCode(q.draft_form));
+  w.PutParams(q.params);
+  w.PutParams(q.draft_params);
+  w.PutU64(t.results.size());
+  w.PutU32(static_cast<uint32_t>(q.uniforms.size()));
+  for (int32_t x : t.draft_tokens) w.PutI32(x);
+  for (double u : q.uniforms) w.PutF64(u);
+  w.PutF32s({q.target, (g + 1) * v});
+  if (q.draft_form != DraftForm::kOneHot) w.PutF32s({q.draft, g * v});
+}
+
+// A VERIFY request as read by a client (the plugin host): it owns its arrays; request points into them.
+struct WireVerifyRequest {
+  VerifyRequest request;
+  uint64_t trials = 0;
+  std::vector<int32_t> draft_tokens;
+  std::vector<double> uniforms;
+  std::vector<float> target;
+  std::vector<float> draft;
+};
+
+// Reads one request of a VERIFY; "" on success, else what is wrong (the reader stays bounds-checked).
+inline std::string ReadVerifyRequest(Reader& in, WireVerifyRequest& out) {
+  const uint64_t vocab = in.U64();
+  const uint32_t g = in.U32();
+  const uint32_t form = in.U32();
+  out.request.params = in.Params();
+  out.request.draft_params = in.Params();
+  out.trials = in.U64();
+  const uint32_t n_uniforms = in.U32();
+  if (!in.ok()) return "a request header is cut short";
+  if (vocab < 1 || vocab > (uint64_t{1} << 31) - 1) return "vocab " + std::to_string(vocab) + " outside 1..2^31 - 1";
+  if (g > static_cast<uint32_t>(kMaxSpecDraft)) return "g " + std::to_string(g) + " outside 0..16";
+  if (form > kDraftOneHot) return "draft form " + std::to_string(form) + " outside 0..2";
+  if (out.trials < 1) return "0 trials";
+  const uint64_t rows = (g + 1) + (form == kDraftOneHot ? 0 : g);
+  // Every count bounded by what is left (the payload is < 2^30 bytes), so the products below cannot overflow.
+  if (out.trials > in.left() || n_uniforms > in.left() || rows * vocab > in.left()) {
+    return "counts larger than the message (" + std::to_string(in.left()) + " bytes left)";
+  }
+  out.draft_tokens.resize(static_cast<size_t>(out.trials * g));
+  for (int32_t& x : out.draft_tokens) x = in.I32();
+  out.uniforms.resize(n_uniforms);
+  for (double& u : out.uniforms) u = in.F64();
+  out.target.resize(static_cast<size_t>((g + 1) * vocab));
+  in.F32s(out.target);
+  out.draft.resize(form == kDraftOneHot ? 0 : static_cast<size_t>(g * vocab));
+  in.F32s(out.draft);
+  if (!in.ok()) return "a request's arrays are cut short";
+  VerifyRequest& q = out.request;
+  q.vocab = static_cast<int64_t>(vocab);
+  q.g = static_cast<int32_t>(g);
+  q.draft_form = form == kDraftLogits ? DraftForm::kLogits : form == kDraftOneHot ? DraftForm::kOneHot
+                                                                                    : DraftForm::kProbabilities;
+  q.target = out.target.data();
+  q.draft = out.draft.empty() ? nullptr : out.draft.data();
+  q.draft_tokens = out.draft_tokens.data();
+  q.uniforms = out.uniforms;
+  return "";
+}
 
 }  // namespace samplecheck::harness::protocol

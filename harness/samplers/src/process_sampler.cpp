@@ -16,6 +16,7 @@
 #include "process_sampler_child.h"
 #include "process_sampler_internal.h"
 #include "process_protocol.h"
+#include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -262,8 +263,103 @@ class ProcessSampler final : public Sampler {
     return Status::Ok();
   }
 
+  // ---- VERIFY: the speculative-decoding verifier of the process (ProcessVerifier below) ----
+  uint32_t RawCapabilities() const { return capabilities_; }
+  const std::string& Profile() const { return profile_; }
+  const Identity& Who() const { return identity_; }
+
+  // The requests, each with its trials, in VERIFY messages of at most Limits().logits_bytes (at least one request,
+  // the trials of one request cut so that their tokens stay below that size), answers checked.
+  Status VerifyAll(std::span<const VerifyTrials> all) {
+    const size_t limit = Limits().logits_bytes;
+    std::vector<VerifyTrials> message;
+    size_t bytes = 8;
+    auto flush = [&]() -> Status {
+      if (message.empty()) return Status::Ok();
+      Status st = VerifyMessage(message);
+      message.clear();
+      bytes = 8;
+      return st;
+    };
+    for (const VerifyTrials& t : all) {
+      const size_t g = static_cast<size_t>(t.request.g);
+      const size_t per_message =
+          g == 0 ? t.results.size() : std::max<size_t>(1, limit / 2 / (4 * g + 4 * (g + 2)));
+      for (size_t begin = 0; begin < t.results.size(); begin += per_message) {
+        const size_t n = std::min(per_message, t.results.size() - begin);
+        VerifyTrials part = t;
+        part.request.params.offset = t.request.params.offset + begin * (g + 1);
+        part.draft_tokens = t.draft_tokens.subspan(begin * g, n * g);
+        part.results = t.results.subspan(begin, n);
+        const size_t add = VerifyRequestBytes(part.request, n);
+        if (!message.empty() && bytes + add > limit) {
+          if (Status st = flush(); !st.ok()) return st;
+        }
+        message.push_back(part);
+        bytes += add;
+      }
+    }
+    return flush();
+  }
+
  private:
   const RequestLimits& Limits() const { return identity_.plugin_host ? kPluginHostLimits : kProcessLimits; }
+
+  Status VerifyMessage(std::span<const VerifyTrials> message) {
+    Writer req(kVerify);
+    req.PutU64(message.size());
+    for (const VerifyTrials& t : message) PutVerifyRequest(req, t);
+    auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering VERIFY");
+    if (!frame.ok()) return frame.status();
+    if (frame->type == kError) return AnswerError(*frame, "VERIFY");
+    if (frame->type != kVerified) return Broken("answered VERIFY with " + TypeName(frame->type) + ", not VERIFIED");
+    // The size first: u64 requests, then per request u64 trials and trials × (1 + g + 1) i32.
+    size_t expected = 8;
+    for (const VerifyTrials& t : message) expected += 8 + 4 * t.results.size() * static_cast<size_t>(t.request.g + 2);
+    if (frame->payload.size() != expected) {
+      return Broken("answered a VERIFY of " + std::to_string(message.size()) + " requests (" +
+                    std::to_string(expected) + " bytes expected) with a VERIFIED of " +
+                    std::to_string(frame->payload.size()) + " bytes");
+    }
+    Reader in(frame->payload);
+    const uint64_t count = in.U64();
+    if (count != message.size()) {
+      return Broken("answered a VERIFY of " + std::to_string(message.size()) + " requests with a VERIFIED of " +
+                    std::to_string(count));
+    }
+    for (size_t r = 0; r < message.size(); ++r) {
+      const VerifyTrials& t = message[r];
+      const uint64_t trials = in.U64();
+      if (trials != t.results.size()) {
+        return Broken("answered request " + std::to_string(r) + " of " + std::to_string(t.results.size()) +
+                      " trials with " + std::to_string(trials) + " trials");
+      }
+      const int32_t g = t.request.g;
+      for (size_t i = 0; i < t.results.size(); ++i) {
+        const std::string where = "request " + std::to_string(r) + ", trial " + std::to_string(i);
+        const int32_t a = in.I32();
+        if (a < 0 || a > g) {
+          return PluginError(Name() + " returned accepted length " + std::to_string(a) + " for " + where +
+                             " of VERIFY; allowed: 0..g = 0.." + std::to_string(g));
+        }
+        VerifyResult& out = t.results[i];
+        out.emitted.fill(kInvalidToken);
+        for (int32_t j = 0; j <= g; ++j) {
+          const int32_t tok = in.I32();
+          if (j > a) continue;  // slots past the accepted length are not read
+          if (tok != kInvalidToken && (tok < 0 || tok >= t.request.vocab)) {
+            return PluginError(Name() + " returned token " + std::to_string(tok) + " at emitted slot " +
+                               std::to_string(j) + " of " + where + " of VERIFY (accepted length " +
+                               std::to_string(a) + "); a token must be in [-1, " + std::to_string(t.request.vocab) +
+                               ")");
+          }
+          out.emitted[static_cast<size_t>(j)] = tok;
+        }
+        out.accepted = a;
+      }
+    }
+    return Status::Ok();
+  }
 
   Result<Frame> Exchange(const std::vector<uint8_t>& request, double timeout_s, const char* what) {
     if (broken_) return *broken_;
@@ -329,6 +425,72 @@ class ProcessSampler final : public Sampler {
   std::optional<Error> broken_;
 };
 
+// A process (or the plugin host) as a chain verifier: VERIFY messages over the ProcessSampler's transport, with
+// its deadlines and its rules (a protocol violation stops the process for good, an ERROR fails one call).
+class ProcessVerifier final : public Verifier {
+ public:
+  explicit ProcessVerifier(std::unique_ptr<ProcessSampler> process) : process_(std::move(process)) {}
+
+  std::string Name() const override { return process_->Name(); }
+
+  VerifierCapabilities GetCapabilities() const override {
+    VerifierCapabilities caps;
+    const uint32_t bits = process_->RawCapabilities();
+    caps.deterministic = (bits & kCapNondeterministic) == 0;
+    caps.scripted_uniforms = (bits & kCapVerifyScripted) != 0;
+    caps.draft_logits = true;
+    // The plugin host: one process per instance, and the ABI lets handles work concurrently. A user's process
+    // may be a GPU worker: one at a time unless --jobs says otherwise.
+    caps.parallel_instances = process_->Who().plugin_host;
+    caps.profile = process_->Profile();
+    return caps;
+  }
+
+  Status Verify(std::span<const VerifyRequest> requests, std::span<VerifyResult> results) override {
+    if (Status st = CheckVerifyRequests(requests, results.size()); !st.ok()) return st;
+    if (Status st = CheckScripted(requests); !st.ok()) return st;
+    std::vector<VerifyTrials> all(requests.size());
+    for (size_t r = 0; r < requests.size(); ++r) {
+      all[r] = {requests[r], std::span<const int32_t>(requests[r].draft_tokens, static_cast<size_t>(requests[r].g)),
+                results.subspan(r, 1)};
+    }
+    return process_->VerifyAll(all);
+  }
+
+  Status VerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens,
+                        std::span<VerifyResult> results) override {
+    const size_t g = static_cast<size_t>(std::max(request.g, 0));
+    if (draft_tokens.size() != results.size() * g) return Verifier::VerifyRepeated(request, draft_tokens, results);
+    if (results.empty()) return Status::Ok();
+    VerifyRequest first = request;
+    first.draft_tokens = draft_tokens.data();
+    if (Status st = CheckVerifyRequests({&first, 1}, 1); !st.ok()) return st;
+    if (Status st = CheckScripted({&first, 1}); !st.ok()) return st;
+    for (size_t i = 0; i < draft_tokens.size(); ++i) {
+      if (draft_tokens[i] < 0 || draft_tokens[i] >= request.vocab) {
+        return InvalidArgument("trial " + std::to_string(i / g) + ": draft token " + std::to_string(draft_tokens[i]) +
+                               " is outside [0, " + std::to_string(request.vocab) + ")");
+      }
+    }
+    const VerifyTrials one{first, draft_tokens, results};
+    return process_->VerifyAll({&one, 1});
+  }
+
+ private:
+  Status CheckScripted(std::span<const VerifyRequest> requests) const {
+    if (process_->RawCapabilities() & kCapVerifyScripted) return Status::Ok();
+    for (const VerifyRequest& q : requests) {
+      if (!q.uniforms.empty()) {
+        return Unsupported(Name() + ": a scripted uniform stream was given, but its HELLO does not set the "
+                                    "scripted-VERIFY capability bit (16)");
+      }
+    }
+    return Status::Ok();
+  }
+
+  std::unique_ptr<ProcessSampler> process_;
+};
+
 // A deadline of the options: in (0, 86400] seconds.
 Status CheckTimeout(const char* field, double seconds) {
   if (seconds > 0 && seconds <= kMaxTimeoutSeconds) return Status::Ok();
@@ -336,12 +498,38 @@ Status CheckTimeout(const char* field, double seconds) {
                          " is outside (0, 86400] seconds");
 }
 
-Result<std::unique_ptr<Sampler>> Start(Result<std::unique_ptr<ChildProcess>> child, Identity identity,
-                                       const ProcessSamplerOptions& options) {
+Result<std::unique_ptr<ProcessSampler>> StartProcess(Result<std::unique_ptr<ChildProcess>> child, Identity identity,
+                                                     const ProcessSamplerOptions& options) {
   if (!child.ok()) return Error{child.error().code, identity.label + ": " + child.error().message};
   auto sampler = std::make_unique<ProcessSampler>(std::move(child).value(), std::move(identity), options);
   if (Status st = sampler->Handshake(); !st.ok()) return st.error();
-  return std::unique_ptr<Sampler>(std::move(sampler));
+  return sampler;
+}
+
+Result<std::unique_ptr<Sampler>> Start(Result<std::unique_ptr<ChildProcess>> child, Identity identity,
+                                       const ProcessSamplerOptions& options) {
+  auto started = StartProcess(std::move(child), std::move(identity), options);
+  if (!started.ok()) return started.error();
+  return std::unique_ptr<Sampler>(std::move(started).value());
+}
+
+// The handshake done, the process must have set the VERIFY bit.
+Result<std::unique_ptr<Verifier>> AsVerifier(Result<std::unique_ptr<ProcessSampler>> started) {
+  if (!started.ok()) return started.error();
+  std::unique_ptr<ProcessSampler> process = std::move(started).value();
+  if (!(process->RawCapabilities() & kCapVerify)) {
+    const Identity& who = process->Who();
+    const std::string why =
+        who.plugin_host
+            ? process->Name() + " (" + who.library + ") cannot be used as --verifier: it does not export "
+                  "samplecheck_plugin_verify_chain (an optional export of plugin ABI version 2, "
+                  "docs/plugin-abi.md); it can still be checked as a sampler (--sampler plugin:...)"
+            : who.label + " (" + process->Name() + ") cannot be used as --verifier: its HELLO does not set the " +
+                  "VERIFY capability bit (8) (capabilities " + std::to_string(process->RawCapabilities()) +
+                  "; docs/process-protocol.md); it can still be checked as a sampler (--sampler process:...)";
+    return InvalidArgument(why);
+  }
+  return std::unique_ptr<Verifier>(std::make_unique<ProcessVerifier>(std::move(process)));
 }
 
 }  // namespace
@@ -384,7 +572,33 @@ Result<std::unique_ptr<Sampler>> MakeProcessSampler(std::string_view command, co
   return Start(ChildProcess::Spawn(std::string(command)), std::move(identity), options);
 }
 
+Result<std::unique_ptr<Verifier>> MakeProcessVerifier(std::string_view command,
+                                                      const ProcessSamplerOptions& options) {
+  if (command.find_first_not_of(" \t") == std::string_view::npos) {
+    return InvalidArgument("verifier spec process:<command> has an empty command");
+  }
+  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
+  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
+  Identity identity;
+  identity.label = "process verifier '" + std::string(command) + "'";
+  identity.fallback_name = std::string(command);
+  return AsVerifier(StartProcess(ChildProcess::Spawn(std::string(command)), std::move(identity), options));
+}
+
 namespace process_internal {
+
+Result<std::unique_ptr<Verifier>> MakePluginHostVerifier(const std::vector<std::string>& argv,
+                                                         const std::string& library, std::string fallback_name,
+                                                         const ProcessSamplerOptions& options) {
+  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
+  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
+  Identity identity;
+  identity.label = "plugin " + library + " (isolated)";
+  identity.library = library;
+  identity.fallback_name = std::move(fallback_name);
+  identity.plugin_host = true;
+  return AsVerifier(StartProcess(ChildProcess::SpawnProgram(argv, "plugin host process"), std::move(identity), options));
+}
 
 Result<std::unique_ptr<Sampler>> MakePluginHostSampler(const std::vector<std::string>& argv,
                                                        const std::string& library, std::string fallback_name,

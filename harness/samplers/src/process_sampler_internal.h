@@ -10,6 +10,7 @@
 #include "samplecheck/core/error.h"
 #include "samplecheck/samplers/process_sampler.h"
 #include "samplecheck/samplers/sampler.h"
+#include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness::process_internal {
 
@@ -20,6 +21,11 @@ namespace samplecheck::harness::process_internal {
 Result<std::unique_ptr<Sampler>> MakePluginHostSampler(const std::vector<std::string>& argv,
                                                        const std::string& library, std::string fallback_name,
                                                        const ProcessSamplerOptions& options);
+
+// The same as a chain verifier (VERIFY): kInvalidArgument when the plugin does not export verify_chain.
+Result<std::unique_ptr<Verifier>> MakePluginHostVerifier(const std::vector<std::string>& argv,
+                                                         const std::string& library, std::string fallback_name,
+                                                         const ProcessSamplerOptions& options);
 
 // A deadline in seconds as a user writes it: a decimal number in (0, 86400], nothing around it. kInvalidArgument
 // naming `variable`, the value (non-printable bytes as \xNN) and the allowed range.

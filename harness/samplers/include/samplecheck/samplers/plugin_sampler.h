@@ -27,6 +27,7 @@
 #include "samplecheck/core/error.h"
 #include "samplecheck/samplers/process_sampler.h"
 #include "samplecheck/samplers/sampler.h"
+#include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness {
 
@@ -40,6 +41,24 @@ Result<std::unique_ptr<Sampler>> MakePluginSampler(std::string_view path, std::s
 // crashes, exits or hangs while loading the plugin.
 Result<std::unique_ptr<Sampler>> MakeIsolatedPluginSampler(std::string_view path, std::string_view config,
                                                            const ProcessSamplerOptions& options = {});
+
+// ---- Plugins as speculative-decoding verifiers (docs/speculative.md, "Plugging a verifier in") -------------------
+// `--verifier plugin-inproc:<path.so>[:config]`: the plugin's samplecheck_plugin_verify_chain (ABI version 2) in
+// process. The load errors of MakePluginSampler; kInvalidArgument naming the plugin, its library and its ABI version
+// when it does not export verify_chain (a version-1 plugin never does).
+Result<std::unique_ptr<Verifier>> MakePluginVerifier(std::string_view path, std::string_view config);
+
+// `--verifier plugin:<path.so>[:config]`: the same through the plugin host (VERIFY messages of the process
+// protocol); the isolation of MakeIsolatedPluginSampler, the same errors.
+Result<std::unique_ptr<Verifier>> MakeIsolatedPluginVerifier(std::string_view path, std::string_view config,
+                                                             const ProcessSamplerOptions& options = {});
+
+// One plugin handle as a sampler and, when it exports verify_chain, a verifier (else null): the plugin host.
+struct PluginPair {
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<Verifier> verifier;
+};
+Result<PluginPair> LoadPluginPair(std::string_view path, std::string_view config);
 
 // ---- Where the plugin host is found ----------------------------------------------------------------------------
 inline constexpr char kPluginHostProgram[] = "samplecheck-plugin-host";

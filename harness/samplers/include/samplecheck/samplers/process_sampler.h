@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "samplecheck/samplers/sampler.h"
+#include "samplecheck/samplers/verifier.h"
 #include "samplecheck/core/error.h"
 
 namespace samplecheck::harness {
@@ -39,5 +40,12 @@ struct ProcessSamplerOptions {
 // with its message.
 Result<std::unique_ptr<Sampler>> MakeProcessSampler(std::string_view command,
                                                     const ProcessSamplerOptions& options = {});
+
+// `--verifier process:<command>`: the process as a speculative-decoding chain verifier (the VERIFY message of
+// docs/process-protocol.md). The errors of MakeProcessSampler; kInvalidArgument when its HELLO does not set the
+// VERIFY capability bit. Answers are checked (a malformed VERIFIED stops the process: kPlugin; an accepted length
+// outside 0..g or a token outside [-1, vocab): kPlugin naming the request, the trial and the value).
+Result<std::unique_ptr<Verifier>> MakeProcessVerifier(std::string_view command,
+                                                      const ProcessSamplerOptions& options = {});
 
 }  // namespace samplecheck::harness
