@@ -17,6 +17,16 @@
 //   bug=out-of-range  every draw returns token `vocab` (a contract break: the harness reports kPlugin)
 //   bug=error         sample and count_draws fail with a message
 //   bug=miscount      count_draws loses one draw (the harness checks that the histogram adds up)
+//   bug=coin-edge     the chain verifier accepts iff u q(x) <= p(x) (not <): u = 0 accepts a draft the target
+//                     gives probability 0 (docs/speculative.md, the coin-edge class)
+//
+// It is also a chain verifier (samplecheck_plugin_verify_chain, plugin ABI version 2; docs/speculative.md): the
+// target processed as above, q from the draft's probabilities (normalized), its logits (processed as above under
+// the draft's params) or one-hot; accept x_j iff u_j q_j(x_j) < p_j(x_j), on the first rejection a draw from
+// normalize(max(0, p_j - q_j)), all accepted a bonus draw from p_{g+1}; greedy targets accept iff x_j is the argmax.
+// The uniforms follow the Philox discipline of reference/speculative.h (coin: words 2, 3 of the block at counter
+// offset + j - 1; draw: words 0, 1), or the scripted stream when one is given, so it reproduces
+// `--verifier exact` token for token (up to rounding at CDF boundaries).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -50,15 +60,24 @@ Block Philox4x32_10(Block counter, uint32_t key0, uint32_t key1) {
   return counter;
 }
 
-double UniformForDraw(uint64_t seed, uint64_t offset) {
-  const Block b = Philox4x32_10({{static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32), 0, 0}},
-                                static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
-  const uint64_t bits = (uint64_t{b.v[0]} << 32 | b.v[1]) >> 12;
+Block BlockAt(uint64_t seed, uint64_t offset) {
+  return Philox4x32_10({{static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32), 0, 0}},
+                       static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+}
+
+// A uniform in [2^-53, 1 - 2^-53] from two words of a block.
+double UniformOf(uint32_t hi, uint32_t lo) {
+  const uint64_t bits = (uint64_t{hi} << 32 | lo) >> 12;
   return (static_cast<double>(bits) + 0.5) * 0x1p-52;
 }
 
+double UniformForDraw(uint64_t seed, uint64_t offset) {
+  const Block b = BlockAt(seed, offset);
+  return UniformOf(b.v[0], b.v[1]);
+}
+
 // ---- The sampler ----
-enum class Bug { kNone, kNoRenorm, kOutOfRange, kError, kMiscount };
+enum class Bug { kNone, kNoRenorm, kOutOfRange, kError, kMiscount, kCoinEdge };
 
 struct Plugin {
   Bug bug = Bug::kNone;
@@ -192,6 +211,153 @@ int32_t Draw(const Kept& kept, double u) {
   return kept.token.back();  // rounding shortfall: the last kept token
 }
 
+// ---- The chain verifier ----
+// One position: the target's kept tokens and probabilities, the draft's dense q, and the residual
+// normalize(max(0, p - q)) (p itself when p = q: then no rejection can happen).
+struct Position {
+  Kept p;
+  bool greedy = false;
+  std::vector<long double> q;  // dense, vocab entries (empty for one-hot drafts: q is the point mass on the token)
+  Kept residual;
+};
+
+long double ProbOf(const Kept& k, int32_t token) {
+  const auto it = std::lower_bound(k.token.begin(), k.token.end(), token);
+  return it != k.token.end() && *it == token ? k.prob[static_cast<size_t>(it - k.token.begin())] : 0.0L;
+}
+
+Kept Residual(const Kept& p, const std::vector<long double>& q, int32_t one_hot) {
+  Kept r;
+  long double mass = 0.0L;
+  for (size_t i = 0; i < p.token.size(); ++i) {
+    const int32_t t = p.token[i];
+    const long double qt = one_hot >= 0 ? (t == one_hot ? 1.0L : 0.0L) : q[static_cast<size_t>(t)];
+    const long double d = p.prob[i] - qt;
+    if (d > 0.0L) {
+      r.token.push_back(t);
+      r.prob.push_back(d);
+      mass += d;
+    }
+  }
+  if (mass <= 0.0L) return p;
+  for (long double& v : r.prob) v /= mass;
+  return r;
+}
+
+// "" or the reason the request cannot be verified (the return code in *code).
+std::string VerifyOne(const Plugin& plugin, const samplecheck_plugin_verify_request& q, int* code) {
+  *code = SAMPLECHECK_PLUGIN_INVALID_ARGUMENT;
+  if (q.g < 0 || q.g > SAMPLECHECK_PLUGIN_MAX_DRAFT) return "g = " + std::to_string(q.g) + " is outside 0..16";
+  if (q.vocab < 1) return "vocab = " + std::to_string(q.vocab) + " is below 1";
+  if (q.trials < 1) return "trials = " + std::to_string(q.trials) + " is below 1";
+  if (q.draft_form < SAMPLECHECK_PLUGIN_DRAFT_PROBABILITIES || q.draft_form > SAMPLECHECK_PLUGIN_DRAFT_ONE_HOT) {
+    return "draft form " + std::to_string(q.draft_form) + " is not one of SAMPLECHECK_PLUGIN_DRAFT_*";
+  }
+  if (std::string bad = Validate(q.params); !bad.empty()) return "target params: " + bad;
+  const bool one_hot = q.draft_form == SAMPLECHECK_PLUGIN_DRAFT_ONE_HOT;
+  if (q.draft_form == SAMPLECHECK_PLUGIN_DRAFT_LOGITS) {
+    if (std::string bad = Validate(q.draft_params); !bad.empty()) return "draft params: " + bad;
+  }
+  const int32_t g = q.g;
+  const size_t stride = static_cast<size_t>(g + 1);
+  const size_t V = static_cast<size_t>(q.vocab);
+  std::vector<Position> pos(stride);
+  for (int32_t j = 0; j <= g; ++j) {
+    pos[j].p = Process(q.target + static_cast<size_t>(j) * V, q.vocab, q.params, Bug::kNone);
+    if (pos[j].p.token.empty()) {  // a target row that cannot be sampled: nothing is verified
+      for (int64_t i = 0; i < q.trials; ++i) {
+        q.accepted[i] = 0;
+        q.emitted[static_cast<size_t>(i) * stride] = SAMPLECHECK_PLUGIN_INVALID_TOKEN;
+      }
+      return "";
+    }
+    pos[j].greedy = q.params.temperature < 1e-5;
+  }
+  for (int32_t j = 0; j < g && !one_hot; ++j) {
+    const float* row = q.draft + static_cast<size_t>(j) * V;
+    std::vector<long double>& qd = pos[j].q;
+    qd.assign(V, 0.0L);
+    if (q.draft_form == SAMPLECHECK_PLUGIN_DRAFT_PROBABILITIES) {
+      long double sum = 0.0L;
+      for (size_t t = 0; t < V; ++t) {
+        if (!std::isfinite(row[t]) || row[t] < 0.0f) {
+          return "draft row " + std::to_string(j) + ": probability " + std::to_string(row[t]) + " of token " +
+                 std::to_string(t) + " is not finite and >= 0";
+        }
+        sum += row[t];
+      }
+      if (std::fabs(static_cast<double>(sum) - 1.0) > 1e-3) {
+        return "draft row " + std::to_string(j) + " sums to " + std::to_string(static_cast<double>(sum)) +
+               ", not 1 (tolerance 1e-3)";
+      }
+      for (size_t t = 0; t < V; ++t) qd[t] = row[t] / sum;
+    } else {
+      const Kept d = Process(row, q.vocab, q.draft_params, Bug::kNone);
+      if (d.token.empty()) return "draft row " + std::to_string(j) + " cannot be sampled (NaN or all -inf)";
+      for (size_t i = 0; i < d.token.size(); ++i) qd[static_cast<size_t>(d.token[i])] = d.prob[i];
+    }
+    pos[j].residual = Residual(pos[j].p, qd, -1);
+  }
+  const double* scripted = q.uniforms;
+  if (scripted) {
+    for (size_t i = 0; i < 2 * stride; ++i) {
+      if (!(scripted[i] >= 0.0 && scripted[i] < 1.0)) {
+        return "scripted uniform " + std::to_string(i) + " = " + std::to_string(scripted[i]) + " is outside [0, 1)";
+      }
+    }
+  }
+  for (int64_t i = 0; i < q.trials; ++i) {
+    const int32_t* x = q.draft_tokens + static_cast<size_t>(i) * static_cast<size_t>(g);
+    int32_t* out = q.emitted + static_cast<size_t>(i) * stride;
+    const uint64_t offset = q.params.offset + static_cast<uint64_t>(i) * stride;
+    int32_t j = 0;
+    for (; j <= g; ++j) {
+      double coin = 0, draw = 0;
+      if (scripted) {
+        coin = scripted[2 * j];
+        draw = scripted[2 * j + 1];
+      } else {
+        const Block b = BlockAt(q.params.seed, offset + static_cast<uint64_t>(j));
+        draw = UniformOf(b.v[0], b.v[1]);
+        coin = UniformOf(b.v[2], b.v[3]);
+      }
+      const Position& at = pos[j];
+      if (j == g) {  // every draft accepted: the bonus token from p_{g+1}
+        out[j] = Draw(at.p, draw);
+        break;
+      }
+      if (x[j] < 0 || x[j] >= q.vocab) {
+        return "trial " + std::to_string(i) + ": draft token " + std::to_string(x[j]) + " is outside [0, vocab)";
+      }
+      const long double qx = one_hot ? 1.0L : at.q[static_cast<size_t>(x[j])];
+      if (!(qx > 0.0L)) {
+        return "trial " + std::to_string(i) + ": draft token " + std::to_string(x[j]) + " at position " +
+               std::to_string(j + 1) + " has draft probability 0";
+      }
+      const long double px = ProbOf(at.p, x[j]);
+      const long double u = coin;
+      const bool accept = at.greedy ? x[j] == at.p.token.front()
+                          : plugin.bug == Bug::kCoinEdge ? u * qx <= px
+                                                         : u * qx < px;
+      if (accept) {
+        out[j] = x[j];
+        continue;
+      }
+      if (at.greedy) {
+        out[j] = at.p.token.front();
+      } else if (one_hot) {
+        out[j] = Draw(Residual(at.p, {}, x[j]), draw);
+      } else {
+        out[j] = Draw(at.residual, draw);
+      }
+      break;
+    }
+    q.accepted[i] = std::min(j, g);
+  }
+  *code = SAMPLECHECK_PLUGIN_OK;
+  return "";
+}
+
 }  // namespace
 
 extern "C" {
@@ -219,9 +385,12 @@ __attribute__((visibility("default"))) void* samplecheck_plugin_create(const cha
         plugin->bug = Bug::kError;
       } else if (item == "bug=miscount") {
         plugin->bug = Bug::kMiscount;
+      } else if (item == "bug=coin-edge") {
+        plugin->bug = Bug::kCoinEdge;
       } else {
         SetError(err, err_len, "unknown config item '" + item +
-                                   "' (known: vllm, bug=no-renorm, bug=out-of-range, bug=error, bug=miscount)");
+                                   "' (known: vllm, bug=no-renorm, bug=out-of-range, bug=error, bug=miscount, "
+                                   "bug=coin-edge)");
         return nullptr;
       }
     }
@@ -242,7 +411,9 @@ __attribute__((visibility("default"))) const char* samplecheck_plugin_name(void*
 
 __attribute__((visibility("default"))) const char* samplecheck_plugin_profile(void*) { return "vllm"; }
 
-__attribute__((visibility("default"))) uint32_t samplecheck_plugin_flags(void*) { return 0; }
+__attribute__((visibility("default"))) uint32_t samplecheck_plugin_flags(void*) {
+  return SAMPLECHECK_PLUGIN_FLAG_VERIFY_SCRIPTED;
+}
 
 __attribute__((visibility("default"))) int samplecheck_plugin_sample(void* handle,
                                                                       const samplecheck_plugin_batch* batch,
@@ -339,6 +510,28 @@ __attribute__((visibility("default"))) int samplecheck_plugin_count_draws(void* 
       ++histogram[kept.token[std::min(j, cdf.size() - 1)]];
     }
     return SAMPLECHECK_PLUGIN_OK;
+  } catch (...) {
+    SetError(err, err_len, "unexpected exception");
+    return SAMPLECHECK_PLUGIN_ERROR;
+  }
+}
+
+__attribute__((visibility("default"))) int samplecheck_plugin_verify_chain(
+    void* handle, const samplecheck_plugin_verify_request* requests, int64_t count, char* err, size_t err_len) {
+  try {
+    const Plugin& plugin = *static_cast<Plugin*>(handle);
+    for (int64_t r = 0; r < count; ++r) {
+      int code = SAMPLECHECK_PLUGIN_OK;
+      const std::string bad = VerifyOne(plugin, requests[r], &code);
+      if (code != SAMPLECHECK_PLUGIN_OK) {
+        SetError(err, err_len, "request " + std::to_string(r) + ": " + bad);
+        return code;
+      }
+    }
+    return SAMPLECHECK_PLUGIN_OK;
+  } catch (const std::bad_alloc&) {
+    SetError(err, err_len, "out of memory");
+    return SAMPLECHECK_PLUGIN_ERROR;
   } catch (...) {
     SetError(err, err_len, "unexpected exception");
     return SAMPLECHECK_PLUGIN_ERROR;
