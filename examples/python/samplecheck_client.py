@@ -7,6 +7,12 @@ long double rounding at CDF boundaries). It is a protocol reference, not a fast 
 
     samplecheck run --suite smoke --sampler "process:python3 examples/python/samplecheck_client.py"
     samplecheck run --suite smoke --sampler "process:python3 examples/python/samplecheck_client.py --bug no-renorm"
+    samplecheck run --suite spec-smoke --verifier "process:python3 examples/python/samplecheck_client.py"
+
+It is also a speculative-decoding chain verifier (VERIFY, docs/speculative.md): it verifies exactly as the
+reference's VerifyChain, with the same Philox discipline (the coin of position j from words 2, 3 and the draw
+uniform from words 0, 1 of the block at counter offset + j - 1) or the scripted uniform stream the harness sends.
+`--bug coin-edge` accepts iff u q(x) <= p(x), the coin-edge bug class, to show a failing verifier.
 
 To check your own sampler, subclass Sampler (sample_row, and optionally processed) and call serve(YourSampler()).
 Never print to stdout: it carries the protocol. Debug output goes to stderr.
@@ -20,8 +26,10 @@ from bisect import bisect_right
 MAGIC = 0x4B484353  # the bytes b"SCHK"
 PROTOCOL_VERSION = 1
 
-HELLO, SAMPLE, TOKENS, PROCESSED, DISTRIBUTION, COUNT, HISTOGRAM, ERROR, BYE = range(1, 10)
-CAP_PROCESSED, CAP_COUNT, CAP_NONDETERMINISTIC = 1, 2, 4
+HELLO, SAMPLE, TOKENS, PROCESSED, DISTRIBUTION, COUNT, HISTOGRAM, ERROR, BYE, VERIFY, VERIFIED = range(1, 12)
+CAP_PROCESSED, CAP_COUNT, CAP_NONDETERMINISTIC, CAP_VERIFY, CAP_VERIFY_SCRIPTED = 1, 2, 4, 8, 16
+DRAFT_PROBABILITIES, DRAFT_LOGITS, DRAFT_ONE_HOT = 0, 1, 2
+MAX_DRAFT = 16
 ERR_INVALID_ARGUMENT, ERR_UNSUPPORTED, ERR_FAILED, ERR_INVALID_ROW = 1, 2, 3, 4
 
 PARAMS = struct.Struct("<dqddQQ")  # temperature, top_k, top_p, min_p, seed, offset: 48 bytes
@@ -64,6 +72,19 @@ def uniform_for_draw(seed, offset):
     return (((b0 << 32 | b1) >> 12) + 0.5) * 2.0 ** -52
 
 
+def spec_uniforms(seed, counter):
+    """(draw uniform, coin) of one block: words 0, 1 and words 2, 3 (reference/speculative.h)."""
+    b0, b1, b2, b3 = philox4x32_10(counter & _M32, counter >> 32, 0, 0, seed & _M32, seed >> 32)
+    return (((b0 << 32 | b1) >> 12) + 0.5) * 2.0 ** -52, (((b2 << 32 | b3) >> 12) + 0.5) * 2.0 ** -52
+
+
+class VerifyRequest:
+    """One request of a VERIFY: target rows (g + 1 sequences of vocab floats), the draft form and rows, the target's
+    and the draft's Params, `trials` trials of g draft tokens each, and an optional scripted stream."""
+    __slots__ = ("vocab", "g", "form", "params", "draft_params", "trials", "draft_tokens", "uniforms", "target",
+                 "draft")
+
+
 # ---- The sampler interface and the vllm-profile sampler ----
 class Sampler:
     """What serve() calls. Override sample_row (or sample_batch for a vectorized sampler); processed and count are
@@ -88,6 +109,11 @@ class Sampler:
     def processed(self, row, params):
         """[(token, probability), ...] ascending by token, or None for a row that cannot be sampled."""
         raise SamplerError(ERR_UNSUPPORTED, "processed distribution not implemented")
+
+    def verify(self, request):
+        """Chain verification (set CAP_VERIFY): a list of request.trials (accepted, [emitted tokens]) pairs, trial i
+        with the draft tokens request.draft_tokens[i g:(i + 1) g] and offset params.offset + i (g + 1)."""
+        raise SamplerError(ERR_UNSUPPORTED, "VERIFY not implemented")
 
     def count(self, row, params, draws):
         """(histogram list of len(row), invalid draws) for draws with offsets params.offset + i. The default draws
@@ -114,14 +140,15 @@ class VllmSampler(Sampler):
 
     name = "python-vllm"
     profile = "vllm"
-    capabilities = CAP_PROCESSED | CAP_COUNT
+    capabilities = CAP_PROCESSED | CAP_COUNT | CAP_VERIFY | CAP_VERIFY_SCRIPTED
 
     def __init__(self, bug=None):
-        if bug not in (None, "no-renorm"):
-            raise ValueError("unknown bug %r (known: no-renorm)" % bug)
+        if bug not in (None, "no-renorm", "coin-edge"):
+            raise ValueError("unknown bug %r (known: no-renorm, coin-edge)" % bug)
         self.bug = bug
         if bug:
             self.name = "python-vllm-bug-" + bug
+        self._cache = {}  # (row bytes, params) -> processed distribution, for the rows of a batch's trials
 
     def validate(self, p):
         def bad(msg):
@@ -174,6 +201,95 @@ class VllmSampler(Sampler):
         if dist is None:
             return INVALID_TOKEN
         return draw(dist, uniform_for_draw(p.seed, p.offset))
+
+    def _processed_cached(self, row, p):
+        key = (row.tobytes(), p.temperature, p.top_k, p.top_p, p.min_p)
+        dist = self._cache.get(key)
+        if dist is None and key not in self._cache:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            dist = self._cache[key] = self.processed(row, p)
+        return dist
+
+    def verify(self, q):
+        """VerifyChain of reference/speculative.h: accept x_j iff u_j q_j(x_j) < p_j(x_j); on the first rejection a
+        draw from normalize(max(0, p_j - q_j)) (p_j when that is empty); all accepted: a bonus draw from p_{g+1};
+        greedy targets accept iff x_j is the greedy token and emit it on a rejection."""
+        g, vocab = q.g, q.vocab
+        self.validate(q.params)
+        if q.form == DRAFT_LOGITS:
+            self.validate(q.draft_params)
+        targets = [self._processed_cached(q.target[j * vocab:(j + 1) * vocab], q.params) for j in range(g + 1)]
+        if any(t is None for t in targets):  # a target row that cannot be sampled: nothing is verified
+            return [(0, [INVALID_TOKEN])] * q.trials
+        greedy = q.params.temperature < 1e-5
+        drafts, residuals = [], []
+        for j in range(g if q.form != DRAFT_ONE_HOT else 0):
+            row = q.draft[j * vocab:(j + 1) * vocab]
+            if q.form == DRAFT_PROBABILITIES:
+                if any(not math.isfinite(v) or v < 0.0 for v in row):
+                    raise SamplerError(ERR_INVALID_ARGUMENT, "draft row %d has a value that is not finite and >= 0" % j)
+                total = math.fsum(row)
+                if abs(total - 1.0) > 1e-3:
+                    raise SamplerError(ERR_INVALID_ARGUMENT, "draft row %d sums to %r, not 1 (tolerance 1e-3)" %
+                                       (j, total))
+                qd = {t: v / total for t, v in enumerate(row) if v > 0.0}
+            else:
+                dist = self._processed_cached(row, q.draft_params)
+                if dist is None:
+                    raise SamplerError(ERR_INVALID_ARGUMENT, "draft row %d cannot be sampled" % j)
+                qd = dict(dist)
+            drafts.append(qd)
+            residuals.append(residual(targets[j], qd))
+        probs = [dict(t) for t in targets]
+        out, stride = [], g + 1
+        scripted = q.uniforms
+        for i in range(q.trials):
+            xs = q.draft_tokens[i * g:(i + 1) * g]
+            offset = q.params.offset + i * stride
+            emitted = []
+            for j in range(g + 1):
+                if scripted:
+                    coin, d = scripted[2 * j], scripted[2 * j + 1]
+                else:
+                    d, coin = spec_uniforms(q.params.seed, offset + j)
+                if j == g:
+                    emitted.append(draw(targets[g], d))
+                    break
+                x = xs[j]
+                qx = 1.0 if q.form == DRAFT_ONE_HOT else drafts[j].get(x, 0.0)
+                if not qx > 0.0:
+                    raise SamplerError(ERR_INVALID_ARGUMENT, "trial %d: draft token %d at position %d has draft "
+                                       "probability 0" % (i, x, j + 1))
+                px = probs[j].get(x, 0.0)
+                if greedy:
+                    accept = x == targets[j][0][0]
+                elif self.bug == "coin-edge":
+                    accept = coin * qx <= px
+                else:
+                    accept = coin * qx < px
+                if accept:
+                    emitted.append(x)
+                    continue
+                if greedy:
+                    emitted.append(targets[j][0][0])
+                elif q.form == DRAFT_ONE_HOT:
+                    emitted.append(draw(residual(targets[j], {x: 1.0}), d))
+                else:
+                    emitted.append(draw(residuals[j], d))
+                break
+            out.append((len(emitted) - 1, emitted))
+        return out
+
+
+def residual(p, qd):
+    """normalize(max(0, p - q)) as [(token, probability)] ascending; p itself when p = q (never drawn then)."""
+    diff = [(t, pt - qd.get(t, 0.0)) for t, pt in p]
+    diff = [(t, v) for t, v in diff if v > 0.0]
+    mass = math.fsum(v for _, v in diff)
+    if not mass > 0.0:
+        return p
+    return [(t, v / mass) for t, v in diff]
 
 
 def draw(dist, u):
@@ -247,7 +363,50 @@ def _handle(sampler, msg_type, payload):
         histogram, invalid = sampler.count(_floats(payload[16 + PARAMS.size:]), p, draws)
         histogram = [int(c) for c in histogram]
         return _frame(HISTOGRAM, struct.pack("<QQ%dQ" % vocab, vocab, invalid, *histogram))
+    if msg_type == VERIFY:
+        return _frame(VERIFIED, _verify(sampler, payload))
     raise SamplerError(ERR_UNSUPPORTED, "message type %d is not supported by this client" % msg_type)
+
+
+def _verify(sampler, payload):
+    """VERIFY: u64 requests, then per request u64 vocab | u32 g | u32 form | params | draft params | u64 trials |
+    u32 uniforms | trials x g x i32 draft tokens | uniforms x f64 | (g + 1) x vocab x f32 target |
+    (form != one-hot) g x vocab x f32 draft. VERIFIED: u64 requests, then per request u64 trials and per trial
+    i32 accepted | (g + 1) x i32 tokens (slots past accepted + 1 are -1)."""
+    (count,) = struct.unpack_from("<Q", payload, 0)
+    at, requests = 8, []
+    for _ in range(count):
+        q = VerifyRequest()
+        q.vocab, q.g, q.form = struct.unpack_from("<QII", payload, at)
+        at += 16
+        q.params, q.draft_params = _params(payload, at, 2)
+        at += 2 * PARAMS.size
+        q.trials, n_uniforms = struct.unpack_from("<QI", payload, at)
+        at += 12
+        if q.g > MAX_DRAFT or q.form > DRAFT_ONE_HOT or q.vocab < 1:
+            raise SamplerError(ERR_INVALID_ARGUMENT, "VERIFY request with g %d, form %d, vocab %d" %
+                               (q.g, q.form, q.vocab))
+        q.draft_tokens = struct.unpack_from("<%di" % (q.trials * q.g), payload, at)
+        at += 4 * q.trials * q.g
+        q.uniforms = struct.unpack_from("<%dd" % n_uniforms, payload, at)
+        at += 8 * n_uniforms
+        if q.uniforms and (len(q.uniforms) != 2 * (q.g + 1) or not all(0.0 <= u < 1.0 for u in q.uniforms)):
+            raise SamplerError(ERR_INVALID_ARGUMENT, "scripted stream of %d values, need 2 (g + 1) = %d in [0, 1)" %
+                               (len(q.uniforms), 2 * (q.g + 1)))
+        n = (q.g + 1) * q.vocab
+        q.target = _floats(payload[at:at + 4 * n])
+        at += 4 * n
+        n = 0 if q.form == DRAFT_ONE_HOT else q.g * q.vocab
+        q.draft = _floats(payload[at:at + 4 * n])
+        at += 4 * n
+        requests.append(q)
+    answer = [struct.pack("<Q", count)]
+    for q in requests:
+        answer.append(struct.pack("<Q", q.trials))
+        for accepted, emitted in sampler.verify(q):
+            tokens = list(emitted) + [INVALID_TOKEN] * (q.g + 1 - len(emitted))
+            answer.append(struct.pack("<i%di" % (q.g + 1), accepted, *tokens))
+    return b"".join(answer)
 
 
 def serve(sampler, stdin=None, stdout=None):
@@ -291,7 +450,7 @@ def main(argv):
         if arg == "--bug" and args:
             bug = args.pop(0)
         else:
-            print("usage: samplecheck_client.py [--bug no-renorm]", file=sys.stderr)
+            print("usage: samplecheck_client.py [--bug no-renorm|coin-edge]", file=sys.stderr)
             return 2
     return serve(VllmSampler(bug))
 

@@ -12,6 +12,16 @@
   error                 ERROR (code 3, "kernel exploded") for every request
   wrong-type            DISTRIBUTION in answer to SAMPLE
   wrapping-count        claims COUNT; answers with counts that add up to the draws only modulo 2^64
+  verify-*              claims VERIFY (capability bit 8) and answers every VERIFY wrongly, one way each:
+    verify-short          a VERIFIED one i32 short
+    verify-count          a VERIFIED of the right size whose request count is wrong
+    verify-accepted       accepted length g + 1 for every trial
+    verify-token          token `vocab` as the emitted token of every trial
+    verify-wrong-type     TOKENS in answer to VERIFY
+    verify-error          ERROR (code 3, "verifier exploded")
+    verify-hang           never answers a VERIFY
+    verify-exit           exits at the first VERIFY
+  no-verify             a correct HELLO without the VERIFY bit (cannot be a verifier)
 """
 import os
 import signal
@@ -66,7 +76,7 @@ def main():
         hello()
         while True:
             time.sleep(1)
-    hello(capabilities=2 if mode == "wrapping-count" else 0)
+    hello(capabilities=2 if mode == "wrapping-count" else 8 if mode.startswith("verify-") else 0)
     if mode == "unsolicited":
         sys.stdout.buffer.write(b"\0" * 8)
         sys.stdout.buffer.flush()
@@ -91,6 +101,9 @@ def main():
             counts = [2**64 - 1, draws + 1] + [0] * (vocab - 2)
             send(7, struct.pack("<QQ%dQ" % vocab, vocab, 0, *counts))
             continue
+        if msg_type == 10:
+            verify(mode, payload)
+            continue
         rows, vocab = struct.unpack_from("<QQ", payload, 0)
         if mode == "short-tokens":
             send(3, struct.pack("<Q%di" % (rows - 1), rows, *([0] * (rows - 1))))
@@ -100,6 +113,38 @@ def main():
             send(5, struct.pack("<Q", 0))
         else:
             send(3, struct.pack("<Q%di" % rows, rows, *([0] * rows)))
+
+
+def verify(mode, payload):
+    """Reads the shape of a VERIFY (docs/process-protocol.md) and answers it the way `mode` says."""
+    (count,) = struct.unpack_from("<Q", payload, 0)
+    at, shapes = 8, []
+    for _ in range(count):
+        vocab, g, form = struct.unpack_from("<QII", payload, at)
+        trials, n_uniforms = struct.unpack_from("<QI", payload, at + 16 + 96)
+        at += 16 + 96 + 12 + 4 * trials * g + 8 * n_uniforms + 4 * (g + 1) * vocab + (0 if form == 2 else 4 * g * vocab)
+        shapes.append((vocab, g, trials))
+    if mode == "verify-hang":
+        time.sleep(3600)
+    if mode == "verify-exit":
+        os._exit(3)
+    if mode == "verify-error":
+        send(8, struct.pack("<I", 3) + string("verifier exploded"))
+        return
+    if mode == "verify-wrong-type":
+        send(3, struct.pack("<Q", 0))
+        return
+    out = [struct.pack("<Q", count + (1 if mode == "verify-count" else 0))]
+    for vocab, g, trials in shapes:
+        out.append(struct.pack("<Q", trials))
+        for _ in range(trials):
+            accepted = g + 1 if mode == "verify-accepted" else 0
+            first = vocab if mode == "verify-token" else 0
+            out.append(struct.pack("<i%di" % (g + 1), accepted, first, *([-1] * g)))
+    data = b"".join(out)
+    if mode == "verify-short":
+        data = data[:-4]
+    send(11, data)
 
 
 if __name__ == "__main__":
