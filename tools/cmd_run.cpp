@@ -317,7 +317,8 @@ const bool registered = RegisterCommand(
        AddEquivalence(cmd, o->equivalence, o->equivalence_chi2);
        cmd.add_option("--verifier", o->verifier,
                       "speculative decoding: run a spec suite (spec-smoke, spec-standard) against this verifier "
-                      "(exact[:profile], mutant:<name>, plugin:<lib.so>[:config], plugin-inproc:<lib.so>[:config], "
+                      "(exact[:profile], cuda[:profile] (CUDA builds), mutant:<name>, plugin:<lib.so>[:config], "
+                      "plugin-inproc:<lib.so>[:config], "
                       "process:<command>; docs/speculative.md); --max-draws caps the trials");
        cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
                     "a skipped case does not fail the verdict (it is still reported)");

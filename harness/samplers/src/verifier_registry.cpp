@@ -8,6 +8,10 @@
 #include "samplecheck/samplers/process_sampler.h"
 #include "samplecheck/samplers/verifier.h"
 
+#ifdef SAMPLECHECK_HAVE_CUDA
+#include "samplecheck/samplers/cuda_verifier.h"
+#endif
+
 namespace samplecheck::harness {
 namespace {
 
@@ -36,7 +40,8 @@ Result<std::pair<std::string, std::string>> PluginPathAndConfig(std::string_view
 }  // namespace
 
 std::string VerifierSpecHelp() {
-  return "verifier spec: exact[:profile] (the reference's own), mutant:<name> (samplecheck list --verifier-mutants), "
+  return "verifier spec: exact[:profile] (the reference's own), cuda[:profile] (samplecheck's CUDA chain verifier, "
+         "profiles vllm and hf; needs a CUDA build and device), mutant:<name> (samplecheck list --verifier-mutants), "
          "plugin:<path.so>[:config] (a plugin exporting samplecheck_plugin_verify_chain, isolated in "
          "samplecheck-plugin-host), plugin-inproc:<path.so>[:config] (the same, loaded into samplecheck), "
          "process:<command> (a process answering VERIFY, docs/process-protocol.md)";
@@ -48,6 +53,14 @@ Result<std::unique_ptr<Verifier>> MakeVerifier(std::string_view spec, std::strin
   const std::string_view arg = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
   if (kind == "exact") return MakeExactVerifier(arg.empty() ? profile : arg);
   if (kind == "mutant") return MakeVerifierMutant(arg, profile);
+  if (kind == "cuda") {
+#ifdef SAMPLECHECK_HAVE_CUDA
+    return MakeCudaVerifier(arg.empty() ? profile : arg);
+#else
+    return Unsupported("verifier 'cuda' is not available: this samplecheck was built without CUDA (configure with "
+                       "-DSAMPLECHECK_CUDA=ON on a machine with nvcc); use 'exact' for the CPU reference verifier");
+#endif
+  }
   if (kind == "plugin" || kind == "plugin-inproc") {
     auto plugin = PluginPathAndConfig(spec, kind, arg);
     if (!plugin.ok()) return plugin.error();
