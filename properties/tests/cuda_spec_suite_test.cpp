@@ -1,0 +1,51 @@
+// The speculation-invariance properties (properties/spec.h) against the CUDA verifier (`--verifier cuda`) of the
+// profiles the kernels implement (label gpu). Skips when no CUDA device is usable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "rc_defaults.h"
+#include "samplecheck/properties/spec.h"
+#include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/verifier.h"
+
+namespace samplecheck::properties {
+namespace {
+
+using Param = std::tuple<std::string, std::string>;  // profile, property
+
+class CudaSpecProperties : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CudaSpecProperties, Holds) {
+  const auto& [profile_name, property] = GetParam();
+  auto verifier = harness::MakeVerifier("cuda:" + profile_name, profile_name);
+  if (!verifier.ok()) GTEST_SKIP() << "no cuda verifier: " << verifier.error().ToString();
+  PropertyOptions options = testing::OptionsFromRcParams();
+  options.max_success = std::min(options.max_success, 40);  // as the exact verifier's (spec_suite_test.cpp)
+  const PropertyResult r = RunSpecProperty(**verifier, *FindProfile(profile_name), property, options);
+  if (r.status == PropertyStatus::kSkipped) GTEST_SKIP() << r.message;
+  EXPECT_EQ(r.status, PropertyStatus::kPassed) << property << " under cuda:" << profile_name << ": " << r.message;
+  EXPECT_EQ(r.cases, options.max_success) << "every case must run (none discarded)";
+}
+
+std::vector<Param> Pairs() {
+  std::vector<Param> pairs;
+  for (const char* profile : {"vllm", "hf"}) {
+    for (const SpecPropertyInfo& info : SpecProperties()) pairs.emplace_back(profile, info.name);
+  }
+  return pairs;
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaSpec, CudaSpecProperties, ::testing::ValuesIn(Pairs()),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           std::string name = std::get<0>(info.param) + "__" + std::get<1>(info.param);
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace samplecheck::properties
