@@ -177,6 +177,7 @@ struct RowCheck {
 // false on an error. Collective.
 __device__ bool CheckTargetRow(ChainShared& sh, int64_t vocab, const RowCheck& r, int32_t j) {
   if (r.p_status >= 0 && r.p_status != kRowSampled && r.p_status != kRowGreedy) {
+    __syncthreads();  // every thread has read sh.diag of the previous row
     if (threadIdx.x == 0) sh.diag = ChainDiag{kChainTargetRowInvalid, j + 1, -1, 0, 0.0};
     __syncthreads();
     return false;
@@ -189,10 +190,8 @@ __device__ bool CheckTargetRow(ChainShared& sh, int64_t vocab, const RowCheck& r
   }
   if (threadIdx.x == 0) sh.min_token[0] = INT32_MAX;
   __syncthreads();
-  int64_t begin, end;
-  ChunkOf(vocab, &begin, &end);
-  double psum = 0;
-  for (int64_t y = begin; y < end; ++y) {
+  double psum = 0;  // strided (coalesced) loop: a fixed order per thread, so the block sum is deterministic
+  for (int64_t y = threadIdx.x; y < vocab; y += kChainThreads) {
     const float v = r.p[y];
     if (greedy) {
       if (v > 0.0f) { atomicMin(&sh.min_token[0], static_cast<int32_t>(y)); break; }
@@ -227,16 +226,15 @@ __device__ bool CheckTargetRow(ChainShared& sh, int64_t vocab, const RowCheck& r
 __device__ bool CheckDraftRow(ChainShared& sh, int64_t vocab, const RowCheck& r, int32_t j) {
   if (r.q == nullptr) return true;
   if (r.q_status >= 0 && r.q_status != kRowSampled && r.q_status != kRowGreedy) {
+    __syncthreads();  // every thread has read sh.diag of the previous row
     if (threadIdx.x == 0) sh.diag = ChainDiag{kChainDraftRowInvalid, j + 1, -1, 0, 0.0};
     __syncthreads();
     return false;
   }
   if (threadIdx.x == 0) sh.min_token[1] = INT32_MAX;
   __syncthreads();
-  int64_t begin, end;
-  ChunkOf(vocab, &begin, &end);
-  double qsum = 0;
-  for (int64_t y = begin; y < end; ++y) {
+  double qsum = 0;  // strided (coalesced) loop, as CheckTargetRow's
+  for (int64_t y = threadIdx.x; y < vocab; y += kChainThreads) {
     const float v = r.q[y];
     if (!(v >= 0.0f && v <= 3.4028234663852886e38f)) {
       atomicMin(&sh.min_token[1], static_cast<int32_t>(y));
@@ -330,7 +328,8 @@ __global__ void __launch_bounds__(kChainThreads) ChainKernel(ChainArgs a, int32_
     const int32_t x = a.tokens[d0 + j - 1];
     const double qsum = q ? sh.qsum[j - 1] : 1.0;
     if (x < 0 || x >= a.vocab || (q != nullptr && !(q[x] > 0.0f))) {
-      if (threadIdx.x == 0) {
+      if (threadIdx.x == 0) {  // an error emits nothing: the tokens accepted so far are withdrawn
+        for (int32_t k = 0; k < n; ++k) out[k] = kInvalidToken;
         accepted[b] = -1;
         const ChainDiag d{kChainDraftTokenImpossible, j, x, 0, 0.0};
         if (diag) diag[b] = d;
@@ -442,6 +441,7 @@ __global__ void TrialKernel(ChainArgs a, const Prepared* prepared, const uint64_
     const double qsum = prepared->qsum[j - 1];
     const int32_t x = tokens[j - 1];
     if (x < 0 || x >= a.vocab || (q != nullptr && !(q[x] > 0.0f))) {
+      for (int32_t k = 0; k < j - 1; ++k) out[k] = kInvalidToken;  // an error emits nothing
       accepted[i] = -1;
       if (diag) diag[i] = ChainDiag{kChainDraftTokenImpossible, j, x, 0, 0.0};
       return;
@@ -546,7 +546,8 @@ struct StagedChain {
   int64_t target_rows = 0, draft_rows = 0;
 };
 
-Status ValidateChain(const ChainBatch& c, Profile profile, bool want_outputs) {
+// tokens_in_batch: VerifyChainBatch reads batch.draft_tokens (VerifyChainRepeated takes its trials' tokens apart).
+Status ValidateChain(const ChainBatch& c, Profile profile, bool tokens_in_batch) {
   if (c.batch < 1 || c.batch > kMaxBatch) {
     return Invalid("batch = " + std::to_string(c.batch) + " is outside [1, " + std::to_string(kMaxBatch) + "]");
   }
@@ -571,10 +572,9 @@ Status ValidateChain(const ChainBatch& c, Profile profile, bool want_outputs) {
     return Invalid("draft probabilities must be fp32");
   }
   if (c.seed == nullptr || c.offset == nullptr) return Invalid("seed and offset must be device arrays of batch values");
-  if (!want_outputs) return Status::Ok();
   for (int64_t b = 0; b < c.batch; ++b) {
     const int32_t g = c.g ? c.g[b] : c.g_scalar;
-    if (g > 0 && c.draft_tokens == nullptr) return Invalid("draft_tokens is null with g > 0");
+    if (tokens_in_batch && g > 0 && c.draft_tokens == nullptr) return Invalid("draft_tokens is null with g > 0");
     if (c.target_form == ChainTargetForm::kLogits) {
       Status st = ValidateRowParams(RowParamsAt(c.target_params, b), profile);
       if (!st.ok()) return Invalid("request " + std::to_string(b) + ": target " + st.message);
@@ -725,7 +725,7 @@ Status VerifyChainBatch(const ChainBatch& c, Profile profile, const ChainOutputs
 Status VerifyChainRepeated(const ChainBatch& c, const int32_t* trial_tokens, int64_t trials, Profile profile,
                            const ChainTrialOutputs& o, cudaStream_t stream) {
   if (c.batch != 1) return detail::Invalid("VerifyChainRepeated takes one request (batch = 1), got " + std::to_string(c.batch));
-  if (Status st = detail::ValidateChain(c, profile, true); !st.ok()) return st;
+  if (Status st = detail::ValidateChain(c, profile, false); !st.ok()) return st;
   const int32_t g = c.g ? c.g[0] : c.g_scalar;
   if (trials < 0) return detail::Invalid("trials = " + std::to_string(trials) + " is negative");
   if (trials == 0) return Status::Ok();
