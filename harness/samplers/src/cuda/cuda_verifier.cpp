@@ -157,8 +157,8 @@ class CudaVerifier final : public Verifier {
     }
     SC_CUDA(cudaSetDevice(device_));
     Packed h;
-    Pack(request, h);
-    Dev target, draft, seed, offset, scripted, gdev;
+    Pack(request, h, /*with_tokens=*/false);  // the trials' tokens travel apart (request.draft_tokens may be unset)
+    Dev target, draft, seed, offset, scripted;
     if (Status st = target.Put(h.target, stream_); !st.ok()) return st;
     if (!h.draft.empty()) {
       if (Status st = draft.Put(h.draft, stream_); !st.ok()) return st;
@@ -218,12 +218,12 @@ class CudaVerifier final : public Verifier {
     return Status::Ok();
   }
 
-  void Pack(const VerifyRequest& q, Packed& h) const {
+  void Pack(const VerifyRequest& q, Packed& h, bool with_tokens = true) const {
     const size_t v = static_cast<size_t>(q.vocab);
     h.target.insert(h.target.end(), q.target, q.target + (q.g + 1) * v);
     if (q.draft_form != DraftForm::kOneHot) h.draft.insert(h.draft.end(), q.draft, q.draft + q.g * v);
     h.g.push_back(q.g);
-    h.tokens.insert(h.tokens.end(), q.draft_tokens, q.draft_tokens + q.g);
+    if (with_tokens) h.tokens.insert(h.tokens.end(), q.draft_tokens, q.draft_tokens + q.g);
     h.seed.push_back(q.params.seed);
     h.offset.push_back(q.params.offset);
     if (!q.uniforms.empty()) {
