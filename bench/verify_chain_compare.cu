@@ -242,8 +242,16 @@ void Run(const Options& o, int64_t vocab, int64_t batch, int64_t g, cudaStream_t
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
+    if (a.rfind("--benchmark", 0) == 0) {  // scripts/gpu-test --bench passes Google Benchmark's flags: not ours
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "option %s needs a value\n", a.c_str());
+      return 2;
+    }
     if (a == "--iters") o.iters = std::atoi(argv[i + 1]);
     else if (a == "--warmup") o.warmup = std::atoi(argv[i + 1]);
     else if (a == "--vocabs") o.vocabs = ParseList(argv[i + 1]);
