@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "property_pairs.h"
 #include "rc_defaults.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/properties/suite.h"
@@ -15,7 +16,7 @@
 namespace samplecheck::properties {
 namespace {
 
-using Param = std::tuple<std::string, std::string>;  // profile, property
+using testing_pairs::Param;
 
 harness::Sampler& ExactSampler(const std::string& profile) {
   static std::map<std::string, std::unique_ptr<harness::Sampler>> samplers;
@@ -45,23 +46,8 @@ TEST_P(ExactPropertySuite, Holds) {
       << "\nreplay (cli):   " << result.replay;
 }
 
-std::vector<Param> AllPairs() {
-  std::vector<Param> pairs;
-  for (const Profile* profile : AllProfiles()) {
-    for (const PropertyInfo& info : AllProperties()) pairs.emplace_back(std::string(profile->name), info.name);
-  }
-  return pairs;
-}
-
-std::string Name(const ::testing::TestParamInfo<Param>& info) {
-  std::string name = std::get<0>(info.param) + "__" + std::get<1>(info.param);
-  for (char& ch : name) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(Exact, ExactPropertySuite, ::testing::ValuesIn(AllPairs()), Name);
+INSTANTIATE_TEST_SUITE_P(Exact, ExactPropertySuite,
+                         ::testing::ValuesIn(testing_pairs::EveryProfileWith(AllProperties())), testing_pairs::PairName);
 
 }  // namespace
 }  // namespace samplecheck::properties

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "property_pairs.h"
 #include "rc_defaults.h"
 #include "samplecheck/properties/spec.h"
 #include "samplecheck/reference/profile.h"
@@ -12,7 +13,7 @@
 namespace samplecheck::properties {
 namespace {
 
-using Param = std::tuple<std::string, std::string>;  // profile, property
+using testing_pairs::Param;
 
 class ExactSpecProperties : public ::testing::TestWithParam<Param> {};
 
@@ -28,23 +29,8 @@ TEST_P(ExactSpecProperties, Holds) {
   EXPECT_EQ(r.cases, options.max_success) << "every case must run (none discarded)";
 }
 
-std::vector<Param> AllPairs() {
-  std::vector<Param> pairs;
-  for (const Profile* profile : AllProfiles()) {
-    for (const SpecPropertyInfo& info : SpecProperties()) pairs.emplace_back(std::string(profile->name), info.name);
-  }
-  return pairs;
-}
-
-std::string Name(const ::testing::TestParamInfo<Param>& info) {
-  std::string name = std::get<0>(info.param) + "__" + std::get<1>(info.param);
-  for (char& ch : name) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return name;
-}
-
-INSTANTIATE_TEST_SUITE_P(Spec, ExactSpecProperties, ::testing::ValuesIn(AllPairs()), Name);
+INSTANTIATE_TEST_SUITE_P(Spec, ExactSpecProperties,
+                         ::testing::ValuesIn(testing_pairs::EveryProfileWith(SpecProperties())), testing_pairs::PairName);
 
 // A property that cannot fail is a defect: each must catch a mutant of its class.
 TEST(SpecPropertiesSelfTest, MutantsOfTheirClassFail) {

@@ -5,20 +5,16 @@
 #include <vector>
 
 #include "samplecheck/reference/philox.h"
+#include "samplecheck/reference/numerics.h"
 
 namespace samplecheck {
 InverseCdf::InverseCdf(const ProcessedDistribution& dist) : InverseCdf(dist.kept, dist.prob) {}
 
 InverseCdf::InverseCdf(std::span<const int32_t> tokens, std::span<const long double> prob) {
   entries_.resize(prob.size());
-  long double running = 0;
-  long double compensation = 0;
-  for (size_t i = 0; i < prob.size(); ++i) {  // Kahan summation
-    const long double y = prob[i] - compensation;
-    const long double t = running + y;
-    compensation = (t - running) - y;
-    running = t;
-    entries_[i] = {static_cast<double>(running), tokens[i]};
+  KahanSum running;
+  for (size_t i = 0; i < prob.size(); ++i) {
+    entries_[i] = {static_cast<double>(running.Add(prob[i])), tokens[i]};
   }
   // guide_[b] = first index whose cdf exceeds b / buckets (two buckets per kept token: short scans).
   const size_t buckets = std::max<size_t>(1, 2 * entries_.size());

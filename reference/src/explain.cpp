@@ -7,13 +7,14 @@
 #include <sstream>
 
 namespace samplecheck {
-namespace {
 
-std::string Num(long double value, int digits = 10) {
+std::string ExplainNumber(long double value, int digits) {
   std::ostringstream out;
   out << std::setprecision(digits) << static_cast<double>(value);
   return out.str();
 }
+
+namespace {
 
 const char* FilterName(Filter f) {
   switch (f) {
@@ -43,8 +44,8 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
   const size_t shown = std::min<size_t>(by_prob.size(), static_cast<size_t>(std::max<int64_t>(0, max_tokens)));
   for (size_t n = 0; n < shown; ++n) {
     const size_t i = by_prob[n];
-    os << "  " << std::setw(10) << dist.kept[i] << std::setw(16) << Num(row[dist.kept[i]], 8) << std::setw(24)
-              << Num(dist.prob[i], 17) << (dist.IsAmbiguous(dist.kept[i]) ? "yes" : "") << "\n";
+    os << "  " << std::setw(10) << dist.kept[i] << std::setw(16) << ExplainNumber(row[dist.kept[i]], 8) << std::setw(24)
+              << ExplainNumber(dist.prob[i], 17) << (dist.IsAmbiguous(dist.kept[i]) ? "yes" : "") << "\n";
   }
   if (shown < by_prob.size()) os << "  ... " << by_prob.size() - shown << " more (--max-tokens)\n";
   if (!dist.boundary.empty()) {
@@ -59,7 +60,7 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
         break;
       }
       os << "  " << std::setw(10) << d.token << std::setw(8) << FilterName(d.filter) << std::setw(10)
-                << (d.kept ? "kept" : "dropped") << std::setw(16) << Num(d.margin_ulps, 6) << Num(d.allowed_ulps, 6)
+                << (d.kept ? "kept" : "dropped") << std::setw(16) << ExplainNumber(d.margin_ulps, 6) << ExplainNumber(d.allowed_ulps, 6)
                 << "\n";
     }
   }
@@ -117,7 +118,7 @@ std::string CompareProfiles(const std::vector<float>& row, const SamplingParams&
       continue;
     }
     os << std::setw(8) << e.dist->kept.size() << std::setw(11) << e.dist->ambiguous.size() << std::setw(18)
-              << (base ? Num(TotalVariationBetween(*base, *e.dist), 6) : "-") << (e.dist->greedy ? "yes" : "") << "\n";
+              << (base ? ExplainNumber(TotalVariationBetween(*base, *e.dist), 6) : "-") << (e.dist->greedy ? "yes" : "") << "\n";
   }
   // Tokens kept by some profiles and not by others.
   std::vector<int32_t> disputed;
@@ -139,11 +140,11 @@ std::string CompareProfiles(const std::vector<float>& row, const SamplingParams&
   os << "\n";
   for (size_t n = 0; n < disputed.size() && static_cast<int64_t>(n) < max_tokens; ++n) {
     const int32_t t = disputed[n];
-    os << std::setw(10) << t << std::setw(14) << Num(row[t], 7);
+    os << std::setw(10) << t << std::setw(14) << ExplainNumber(row[t], 7);
     for (const Entry& e : entries) {
       if (!e.dist.ok()) continue;
       const int width = std::max<int>(12, static_cast<int>(e.profile->name.size()) + 2);
-      std::string cell = e.dist->IsKept(t) ? Num(e.dist->Prob(t), 5) : "-";
+      std::string cell = e.dist->IsKept(t) ? ExplainNumber(e.dist->Prob(t), 5) : "-";
       if (e.dist->IsAmbiguous(t)) cell += "*";
       os << std::setw(width) << cell;
     }

@@ -6,27 +6,17 @@
 #include <iomanip>
 #include <sstream>
 
+#include "samplecheck/reference/explain.h"
+#include "samplecheck/reference/numerics.h"
 #include "samplecheck/reference/philox.h"
 
 namespace samplecheck {
 namespace {
 
-std::string Num(long double value, int digits = 10) {
-  std::ostringstream out;
-  out << std::setprecision(digits) << static_cast<double>(value);
-  return out.str();
-}
-
-// Kahan sum of long doubles.
 long double Sum(const std::vector<long double>& values) {
-  long double running = 0, compensation = 0;
-  for (long double v : values) {
-    const long double y = v - compensation;
-    const long double t = running + y;
-    compensation = (t - running) - y;
-    running = t;
-  }
-  return running;
+  KahanSum sum;
+  for (long double v : values) sum.Add(v);
+  return sum.Value();
 }
 
 // Visits the union of two supports in ascending id: f(token, a(token), b(token)).
@@ -280,13 +270,9 @@ Status ValidateScriptedUniforms(std::span<const double> scripted, int32_t g) {
 
 int32_t SparseInverseCdfDraw(const SparseDistribution& dist, double u) {
   if (dist.tokens.empty()) return -1;
-  long double running = 0, compensation = 0;
-  for (size_t i = 0; i < dist.tokens.size(); ++i) {  // the InverseCdf rule: cdf rounded once per entry to double
-    const long double y = dist.prob[i] - compensation;
-    const long double t = running + y;
-    compensation = (t - running) - y;
-    running = t;
-    if (static_cast<double>(running) > u) return dist.tokens[i];
+  KahanSum running;  // the InverseCdf rule: cdf rounded once per entry to double
+  for (size_t i = 0; i < dist.tokens.size(); ++i) {
+    if (static_cast<double>(running.Add(dist.prob[i])) > u) return dist.tokens[i];
   }
   return dist.tokens.back();
 }
@@ -437,14 +423,14 @@ std::string ExplainChainLaws(const ChainLaws& laws, const ChainInput& input, int
     const PositionLaw& law = laws.positions[static_cast<size_t>(j)];
     long double worst = 0;
     Merge(law.emitted, law.p, [&](int32_t, long double a, long double b) { worst = std::max(worst, std::fabs(a - b)); });
-    os << "  " << std::setw(10) << (j + 1) << std::setw(14) << Num(laws.reach[static_cast<size_t>(j)], 8)
-       << std::setw(14) << Num(law.beta, 8) << std::setw(14) << Num(law.residual_mass, 8) << std::setw(12)
-       << (law.greedy ? "yes" : "") << Num(worst, 3) << "\n";
+    os << "  " << std::setw(10) << (j + 1) << std::setw(14) << ExplainNumber(laws.reach[static_cast<size_t>(j)], 8)
+       << std::setw(14) << ExplainNumber(law.beta, 8) << std::setw(14) << ExplainNumber(law.residual_mass, 8) << std::setw(12)
+       << (law.greedy ? "yes" : "") << ExplainNumber(worst, 3) << "\n";
   }
   os << "  " << std::setw(10) << (std::to_string(laws.g + 1) + " bonus") << std::setw(14)
-     << Num(laws.reach[static_cast<size_t>(laws.g)], 8) << "\n";
+     << ExplainNumber(laws.reach[static_cast<size_t>(laws.g)], 8) << "\n";
   os << "accepted-length law P(L = k):";
-  for (int32_t k = 0; k <= laws.g; ++k) os << (k ? ", " : " ") << k << ": " << Num(laws.length_law[static_cast<size_t>(k)], 8);
+  for (int32_t k = 0; k <= laws.g; ++k) os << (k ? ", " : " ") << k << ": " << ExplainNumber(laws.length_law[static_cast<size_t>(k)], 8);
   os << "\n";
   for (int32_t j = 0; j < laws.g; ++j) {
     const PositionLaw& law = laws.positions[static_cast<size_t>(j)];
@@ -456,9 +442,9 @@ std::string ExplainChainLaws(const ChainLaws& laws, const ChainInput& input, int
     const size_t shown = std::min<size_t>(tokens.size(), static_cast<size_t>(std::max<int64_t>(0, max_tokens)));
     for (size_t n = 0; n < shown; ++n) {
       const int32_t t = tokens[n];
-      os << "  " << std::setw(10) << t << std::setw(14) << Num(law.p.Prob(t), 8) << std::setw(14)
-         << Num(law.q.Prob(t), 8) << std::setw(14) << Num(std::min(law.p.Prob(t), law.q.Prob(t)), 8) << std::setw(14)
-         << Num(law.residual_mass > 0 ? law.residual.Prob(t) : 0.0L, 8) << Num(law.emitted.Prob(t), 8) << "\n";
+      os << "  " << std::setw(10) << t << std::setw(14) << ExplainNumber(law.p.Prob(t), 8) << std::setw(14)
+         << ExplainNumber(law.q.Prob(t), 8) << std::setw(14) << ExplainNumber(std::min(law.p.Prob(t), law.q.Prob(t)), 8) << std::setw(14)
+         << ExplainNumber(law.residual_mass > 0 ? law.residual.Prob(t) : 0.0L, 8) << ExplainNumber(law.emitted.Prob(t), 8) << "\n";
     }
     if (shown < tokens.size()) os << "  ... " << tokens.size() - shown << " more (--max-tokens)\n";
   }
@@ -473,18 +459,18 @@ std::string ExplainMultiDraftLaw(const MultiDraftLaw& law, const SparseDistribut
   std::ostringstream os;
   os << "several drafts per position (recursive rejection): k = " << law.k << " children drawn from q\n";
   for (int32_t i = 0; i < law.k; ++i) {
-    os << "  child " << (i + 1) << ": accepted with probability " << Num(law.child_acceptance[static_cast<size_t>(i)], 8)
+    os << "  child " << (i + 1) << ": accepted with probability " << ExplainNumber(law.child_acceptance[static_cast<size_t>(i)], 8)
        << " given the children before it were rejected\n";
   }
-  os << "  every child rejected: " << Num(law.all_rejected, 8) << " (the token is then drawn from r^" << law.k << ")\n";
+  os << "  every child rejected: " << ExplainNumber(law.all_rejected, 8) << " (the token is then drawn from r^" << law.k << ")\n";
   os << "  token, p, q, emitted\n";
   std::vector<int32_t> tokens;
   Merge(p, q, [&](int32_t t, long double, long double) { tokens.push_back(t); });
   const size_t shown = std::min<size_t>(tokens.size(), static_cast<size_t>(std::max<int64_t>(0, max_tokens)));
   for (size_t n = 0; n < shown; ++n) {
     const int32_t t = tokens[n];
-    os << "  " << std::left << std::setw(10) << t << std::setw(14) << Num(p.Prob(t), 8) << std::setw(14)
-       << Num(q.Prob(t), 8) << Num(law.emitted.Prob(t), 8) << "\n";
+    os << "  " << std::left << std::setw(10) << t << std::setw(14) << ExplainNumber(p.Prob(t), 8) << std::setw(14)
+       << ExplainNumber(q.Prob(t), 8) << ExplainNumber(law.emitted.Prob(t), 8) << "\n";
   }
   if (shown < tokens.size()) os << "  ... " << tokens.size() - shown << " more (--max-tokens)\n";
   return os.str();

@@ -536,21 +536,14 @@ bool Ranged(const PreparedCase& pc, bool resumed) {
   return pc.result.batch.size == 0 && !pc.skip && !resumed && pc.result.draws > 0;
 }
 
-namespace {
-
-}  // namespace
-
 Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& options, const std::string& judged,
                                  const std::string& sampler_name) {
   CampaignWork work;
   work.default_profile = FindProfile(judged);
   CampaignReport& report = work.report;
-  report.samplecheck_version = options.version;
-  report.suite = suite.name;
-  report.suite_source = suite.source;
+  StampReport(report, suite, options, judged);
   report.sampler = sampler_name;
   report.sampler_spec = options.sampler_spec;
-  report.profile = judged;
   if (options.seed) {
     report.seed = *options.seed;
   } else if (suite.fresh_seed) {
@@ -560,14 +553,6 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
     report.seed = suite.seed;
   }
   report.draw_seed = options.draw_seed.value_or(report.seed);
-  report.alpha = suite.alpha;
-  report.tv = options.tv.value_or(suite.tv);
-  report.power = suite.power;
-  report.machine = DetectMachine();
-  report.gpu = DetectGpu();
-  report.git_revision = DetectGitRevision();
-  report.started = NowIso8601();
-  report.command_line = options.command_line;
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
 
   report.evidence = options.evidence;

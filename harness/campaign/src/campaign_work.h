@@ -23,6 +23,24 @@ struct CampaignWork {
   uint64_t total_draws = 0;
 };
 
+// What every report (sampler or spec campaign) states about its run beside the sampler and the seeds: the suite,
+// the judged profile, alpha / TV / power, this machine and GPU, the git revision, the start time, the command line.
+template <typename SuiteT, typename OptionsT>
+void StampReport(CampaignReport& report, const SuiteT& suite, const OptionsT& options, const std::string& profile) {
+  report.samplecheck_version = options.version;
+  report.suite = suite.name;
+  report.suite_source = suite.source;
+  report.profile = profile;
+  report.alpha = suite.alpha;
+  report.tv = options.tv.value_or(suite.tv);
+  report.power = suite.power;
+  report.machine = DetectMachine();
+  report.gpu = DetectGpu();
+  report.git_revision = DetectGitRevision();
+  report.started = NowIso8601();
+  report.command_line = options.command_line;
+}
+
 // Prepares every case of `suite` under `options` (judged profile `judged`, an existing one). With options.shard
 // the row cases are planned without the clock (FullBudget). Input errors as RunCampaign's.
 Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& options, const std::string& judged,

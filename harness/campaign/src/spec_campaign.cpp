@@ -20,6 +20,7 @@
 #include "samplecheck/samplers/verifier.h"
 #include "samplecheck/stats/binning.h"
 #include "samplecheck/stats/power.h"
+#include "campaign_work.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -519,22 +520,11 @@ Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaig
   const VerifierCapabilities caps = (*probe)->GetCapabilities();
 
   CampaignReport report;
-  report.samplecheck_version = options.version;
-  report.suite = suite.name;
-  report.suite_source = suite.source;
+  StampReport(report, suite, options, profile_name);
   report.sampler = (*probe)->Name();
   report.sampler_spec = "verifier:" + options.verifier_spec;
-  report.profile = profile_name;
   report.seed = options.seed.value_or(suite.seed);
   report.draw_seed = report.seed;
-  report.alpha = suite.alpha;
-  report.tv = options.tv.value_or(suite.tv);
-  report.power = suite.power;
-  report.machine = DetectMachine();
-  report.gpu = DetectGpu();
-  report.git_revision = DetectGitRevision();
-  report.started = NowIso8601();
-  report.command_line = options.command_line;
   report.evidence = options.evidence;
 
   // 1-2: every request and its laws.

@@ -119,12 +119,10 @@ class ExactVerifier final : public Verifier {
 
   Status VerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens,
                         std::span<VerifyResult> results) override {
-    const size_t g = static_cast<size_t>(std::max(request.g, 0));
-    if (draft_tokens.size() != results.size() * g) return Verifier::VerifyRepeated(request, draft_tokens, results);
+    VerifyRequest first;
+    if (Status st = CheckVerifyRepeated(request, draft_tokens, results.size(), &first); !st.ok()) return st;
     if (results.empty()) return Status::Ok();
-    VerifyRequest first = request;
-    first.draft_tokens = draft_tokens.data();
-    if (Status st = CheckVerifyRequests({&first, 1}, 1); !st.ok()) return st;
+    const size_t g = static_cast<size_t>(request.g);
     const bool one_hot = request.draft_form == DraftForm::kOneHot;
     Result<Prepared> prepared = Prepare(first, false);
     if (!prepared.ok()) return prepared.status();
@@ -136,11 +134,7 @@ class ExactVerifier final : public Verifier {
       trial.params.offset = request.params.offset + i * (g + 1);
       if (one_hot && !prepared->invalid) {
         for (size_t j = 0; j < g; ++j) {
-          const int32_t x = trial.draft_tokens[j];
-          if (x < 0 || x >= request.vocab) {
-            return InvalidArgument("trial " + std::to_string(i) + ": draft token " + std::to_string(x) +
-                                   " is outside [0, " + std::to_string(request.vocab) + ")");
-          }
+          const int32_t x = trial.draft_tokens[j];  // inside [0, vocab): CheckVerifyRepeated
           auto& law = one_hot_laws[{static_cast<int32_t>(j), x}];
           if (!law) law = std::make_shared<const PositionLaw>(MakePositionLaw(*prepared->targets[j], PointMass(x)));
           prepared->positions[j] = law;

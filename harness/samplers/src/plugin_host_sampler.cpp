@@ -81,27 +81,42 @@ Result<std::string> FindPluginHost(const PluginHostSearch& search) {
                                        remedies};
 }
 
-Result<std::unique_ptr<Sampler>> MakeIsolatedPluginSampler(std::string_view path, std::string_view config,
-                                                           const ProcessSamplerOptions& options) {
+namespace {
+
+// What the plugin host is started with for plugin:<path>[:config]: its argv, the library and the fallback name.
+struct HostLaunch {
+  std::vector<std::string> argv;
+  std::string library;
+  std::string fallback_name;
+};
+
+Result<HostLaunch> PlanHostLaunch(std::string_view path, std::string_view config) {
   if (path.empty()) return InvalidArgument("plugin spec has an empty library path (plugin:<path.so>[:config])");
   auto host = FindPluginHost();
   if (!host.ok()) return host.error();
-  const std::string path_str(path), config_str(config);
-  std::string fallback_name = "plugin:" + Basename(path);
-  if (!config_str.empty()) fallback_name += ":" + config_str;
-  return process_internal::MakePluginHostSampler({*host, path_str, config_str}, path_str, std::move(fallback_name),
+  HostLaunch launch;
+  launch.library = std::string(path);
+  launch.fallback_name = "plugin:" + Basename(path);
+  if (!config.empty()) launch.fallback_name += ":" + std::string(config);
+  launch.argv = {*host, launch.library, std::string(config)};
+  return launch;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Sampler>> MakeIsolatedPluginSampler(std::string_view path, std::string_view config,
+                                                           const ProcessSamplerOptions& options) {
+  auto launch = PlanHostLaunch(path, config);
+  if (!launch.ok()) return launch.error();
+  return process_internal::MakePluginHostSampler(launch->argv, launch->library, std::move(launch->fallback_name),
                                                  options);
 }
 
 Result<std::unique_ptr<Verifier>> MakeIsolatedPluginVerifier(std::string_view path, std::string_view config,
                                                              const ProcessSamplerOptions& options) {
-  if (path.empty()) return InvalidArgument("plugin spec has an empty library path (plugin:<path.so>[:config])");
-  auto host = FindPluginHost();
-  if (!host.ok()) return host.error();
-  const std::string path_str(path), config_str(config);
-  std::string fallback_name = "plugin:" + Basename(path);
-  if (!config_str.empty()) fallback_name += ":" + config_str;
-  return process_internal::MakePluginHostVerifier({*host, path_str, config_str}, path_str, std::move(fallback_name),
+  auto launch = PlanHostLaunch(path, config);
+  if (!launch.ok()) return launch.error();
+  return process_internal::MakePluginHostVerifier(launch->argv, launch->library, std::move(launch->fallback_name),
                                                   options);
 }
 

@@ -273,18 +273,9 @@ class PluginVerifier final : public Verifier {
 
   Status VerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens,
                         std::span<VerifyResult> results) override {
-    const size_t g = static_cast<size_t>(std::max(request.g, 0));
-    if (draft_tokens.size() != results.size() * g) return Verifier::VerifyRepeated(request, draft_tokens, results);
+    VerifyRequest first;
+    if (Status st = CheckVerifyRepeated(request, draft_tokens, results.size(), &first); !st.ok()) return st;
     if (results.empty()) return Status::Ok();
-    VerifyRequest first = request;
-    first.draft_tokens = draft_tokens.data();
-    if (Status st = CheckVerifyRequests({&first, 1}, 1); !st.ok()) return st;
-    for (size_t i = 0; i < draft_tokens.size(); ++i) {
-      if (draft_tokens[i] < 0 || draft_tokens[i] >= request.vocab) {
-        return InvalidArgument("trial " + std::to_string(i / g) + ": draft token " + std::to_string(draft_tokens[i]) +
-                               " is outside [0, " + std::to_string(request.vocab) + ")");
-      }
-    }
     Trials one{first, draft_tokens, results};
     return Call({&one, 1});
   }

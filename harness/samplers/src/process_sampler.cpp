@@ -459,19 +459,10 @@ class ProcessVerifier final : public Verifier {
 
   Status VerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens,
                         std::span<VerifyResult> results) override {
-    const size_t g = static_cast<size_t>(std::max(request.g, 0));
-    if (draft_tokens.size() != results.size() * g) return Verifier::VerifyRepeated(request, draft_tokens, results);
+    VerifyRequest first;
+    if (Status st = CheckVerifyRepeated(request, draft_tokens, results.size(), &first); !st.ok()) return st;
     if (results.empty()) return Status::Ok();
-    VerifyRequest first = request;
-    first.draft_tokens = draft_tokens.data();
-    if (Status st = CheckVerifyRequests({&first, 1}, 1); !st.ok()) return st;
     if (Status st = CheckScripted({&first, 1}); !st.ok()) return st;
-    for (size_t i = 0; i < draft_tokens.size(); ++i) {
-      if (draft_tokens[i] < 0 || draft_tokens[i] >= request.vocab) {
-        return InvalidArgument("trial " + std::to_string(i / g) + ": draft token " + std::to_string(draft_tokens[i]) +
-                               " is outside [0, " + std::to_string(request.vocab) + ")");
-      }
-    }
     const VerifyTrials one{first, draft_tokens, results};
     return process_->VerifyAll({&one, 1});
   }
@@ -498,19 +489,38 @@ Status CheckTimeout(const char* field, double seconds) {
                          " is outside (0, 86400] seconds");
 }
 
-Result<std::unique_ptr<ProcessSampler>> StartProcess(Result<std::unique_ptr<ChildProcess>> child, Identity identity,
+// Checks the deadlines, then spawns the child (spawn() gives a Result<std::unique_ptr<ChildProcess>>) and shakes hands.
+template <typename Spawn>
+Result<std::unique_ptr<ProcessSampler>> StartProcess(Spawn spawn, Identity identity,
                                                      const ProcessSamplerOptions& options) {
+  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
+  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
+  Result<std::unique_ptr<ChildProcess>> child = spawn();
   if (!child.ok()) return Error{child.error().code, identity.label + ": " + child.error().message};
   auto sampler = std::make_unique<ProcessSampler>(std::move(child).value(), std::move(identity), options);
   if (Status st = sampler->Handshake(); !st.ok()) return st.error();
   return sampler;
 }
 
-Result<std::unique_ptr<Sampler>> Start(Result<std::unique_ptr<ChildProcess>> child, Identity identity,
-                                       const ProcessSamplerOptions& options) {
-  auto started = StartProcess(std::move(child), std::move(identity), options);
+Result<std::unique_ptr<Sampler>> AsSampler(Result<std::unique_ptr<ProcessSampler>> started) {
   if (!started.ok()) return started.error();
   return std::unique_ptr<Sampler>(std::move(started).value());
+}
+
+Identity CommandIdentity(std::string_view role, std::string_view command) {
+  Identity identity;
+  identity.label = std::string(role) + " '" + std::string(command) + "'";
+  identity.fallback_name = std::string(command);
+  return identity;
+}
+
+Identity PluginHostIdentity(const std::string& library, std::string fallback_name) {
+  Identity identity;
+  identity.label = "plugin " + library + " (isolated)";
+  identity.library = library;
+  identity.fallback_name = std::move(fallback_name);
+  identity.plugin_host = true;
+  return identity;
 }
 
 // The handshake done, the process must have set the VERIFY bit.
@@ -564,12 +574,8 @@ Result<std::unique_ptr<Sampler>> MakeProcessSampler(std::string_view command, co
   if (command.find_first_not_of(" \t") == std::string_view::npos) {
     return InvalidArgument("process spec has an empty command (process:<command>)");
   }
-  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
-  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
-  Identity identity;
-  identity.label = "process sampler '" + std::string(command) + "'";
-  identity.fallback_name = std::string(command);
-  return Start(ChildProcess::Spawn(std::string(command)), std::move(identity), options);
+  return AsSampler(StartProcess([&] { return ChildProcess::Spawn(std::string(command)); },
+                                CommandIdentity("process sampler", command), options));
 }
 
 Result<std::unique_ptr<Verifier>> MakeProcessVerifier(std::string_view command,
@@ -577,12 +583,8 @@ Result<std::unique_ptr<Verifier>> MakeProcessVerifier(std::string_view command,
   if (command.find_first_not_of(" \t") == std::string_view::npos) {
     return InvalidArgument("verifier spec process:<command> has an empty command");
   }
-  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
-  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
-  Identity identity;
-  identity.label = "process verifier '" + std::string(command) + "'";
-  identity.fallback_name = std::string(command);
-  return AsVerifier(StartProcess(ChildProcess::Spawn(std::string(command)), std::move(identity), options));
+  return AsVerifier(StartProcess([&] { return ChildProcess::Spawn(std::string(command)); },
+                                 CommandIdentity("process verifier", command), options));
 }
 
 namespace process_internal {
@@ -590,27 +592,15 @@ namespace process_internal {
 Result<std::unique_ptr<Verifier>> MakePluginHostVerifier(const std::vector<std::string>& argv,
                                                          const std::string& library, std::string fallback_name,
                                                          const ProcessSamplerOptions& options) {
-  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
-  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
-  Identity identity;
-  identity.label = "plugin " + library + " (isolated)";
-  identity.library = library;
-  identity.fallback_name = std::move(fallback_name);
-  identity.plugin_host = true;
-  return AsVerifier(StartProcess(ChildProcess::SpawnProgram(argv, "plugin host process"), std::move(identity), options));
+  return AsVerifier(StartProcess([&] { return ChildProcess::SpawnProgram(argv, "plugin host process"); },
+                                 PluginHostIdentity(library, std::move(fallback_name)), options));
 }
 
 Result<std::unique_ptr<Sampler>> MakePluginHostSampler(const std::vector<std::string>& argv,
                                                        const std::string& library, std::string fallback_name,
                                                        const ProcessSamplerOptions& options) {
-  if (Status st = CheckTimeout("handshake_timeout_s", options.handshake_timeout_s); !st.ok()) return st.error();
-  if (Status st = CheckTimeout("request_timeout_s", options.request_timeout_s); !st.ok()) return st.error();
-  Identity identity;
-  identity.label = "plugin " + library + " (isolated)";
-  identity.library = library;
-  identity.fallback_name = std::move(fallback_name);
-  identity.plugin_host = true;
-  return Start(ChildProcess::SpawnProgram(argv, "plugin host process"), std::move(identity), options);
+  return AsSampler(StartProcess([&] { return ChildProcess::SpawnProgram(argv, "plugin host process"); },
+                                PluginHostIdentity(library, std::move(fallback_name)), options));
 }
 
 }  // namespace process_internal

@@ -42,14 +42,38 @@ Status CheckVerifyRequests(std::span<const VerifyRequest> requests, size_t resul
   return Status::Ok();
 }
 
+namespace {
+
+Status CheckTrialSizes(size_t g, std::span<const int32_t> draft_tokens, size_t trials) {
+  if (draft_tokens.size() == trials * g) return Status::Ok();
+  return InvalidArgument("verify repeated: " + std::to_string(trials) + " trials of g = " + std::to_string(g) +
+                         " need " + std::to_string(trials * g) + " draft tokens, got " +
+                         std::to_string(draft_tokens.size()));
+}
+
+}  // namespace
+
+Status CheckVerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens, size_t trials,
+                           VerifyRequest* first) {
+  const size_t g = static_cast<size_t>(std::max(request.g, 0));
+  if (Status st = CheckTrialSizes(g, draft_tokens, trials); !st.ok()) return st;
+  if (trials == 0) return Status::Ok();
+  *first = request;
+  first->draft_tokens = draft_tokens.data();
+  if (Status st = CheckVerifyRequests({first, 1}, 1); !st.ok()) return st;
+  for (size_t i = 0; i < draft_tokens.size(); ++i) {
+    if (draft_tokens[i] < 0 || draft_tokens[i] >= request.vocab) {
+      return InvalidArgument("trial " + std::to_string(i / g) + ": draft token " + std::to_string(draft_tokens[i]) +
+                             " is outside [0, " + std::to_string(request.vocab) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 Status Verifier::VerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens,
                                 std::span<VerifyResult> results) {
   const size_t g = static_cast<size_t>(std::max(request.g, 0));
-  if (draft_tokens.size() != results.size() * g) {
-    return InvalidArgument("verify repeated: " + std::to_string(results.size()) + " trials of g = " +
-                           std::to_string(g) + " need " + std::to_string(results.size() * g) + " draft tokens, got " +
-                           std::to_string(draft_tokens.size()));
-  }
+  if (Status st = CheckTrialSizes(g, draft_tokens, results.size()); !st.ok()) return st;
   constexpr size_t kChunk = 256;
   std::vector<VerifyRequest> batch;
   for (size_t begin = 0; begin < results.size(); begin += kChunk) {

@@ -12,6 +12,9 @@
 
 namespace samplecheck {
 
+// A probability or mass as the explanations print it: `digits` significant digits of its double.
+std::string ExplainNumber(long double value, int digits = 10);
+
 // The kept set by probability (at most max_tokens rows), the boundary decisions with their margins in fp32 ulps,
 // and the ambiguous tokens of `dist` (ComputeDistribution of `row` under `profile`).
 std::string ExplainDistribution(const std::vector<float>& row, const SamplingParams& params, const Profile& profile,

@@ -19,6 +19,25 @@
 
 namespace samplecheck {
 
+// Kahan summation in long double: the one running-sum rule of the reference's CDFs (InverseCdf and the speculative
+// verifier's residual draws round the running sum once per entry to double and must agree bit for bit).
+class KahanSum {
+ public:
+  // Adds `value`; returns the running sum.
+  long double Add(long double value) {
+    const long double y = value - compensation_;
+    const long double t = running_ + y;
+    compensation_ = (t - running_) - y;
+    running_ = t;
+    return running_;
+  }
+  long double Value() const { return running_; }
+
+ private:
+  long double running_ = 0;
+  long double compensation_ = 0;
+};
+
 // The most roundings a term of an n-term sum of shape `sum` passes through (0 for kExact or n <= 1).
 int64_t SumDepth(const SumModel& sum, int64_t terms);
 

@@ -73,6 +73,12 @@ class Verifier {
 // The shape and value checks every verifier applies (kInvalidArgument naming the request and the value).
 Status CheckVerifyRequests(std::span<const VerifyRequest> requests, size_t result_slots);
 
+// The checks a VerifyRepeated override starts with: draft_tokens holds trials * g tokens, the request with the first
+// trial's tokens (*first) passes CheckVerifyRequests, and every trial's tokens are inside the vocabulary. With no
+// trials it returns Ok and leaves *first alone.
+Status CheckVerifyRepeated(const VerifyRequest& request, std::span<const int32_t> draft_tokens, size_t trials,
+                           VerifyRequest* first);
+
 // `--verifier exact[:profile]`: the reference's own verifier (reference/speculative.h, VerifyChain).
 Result<std::unique_ptr<Verifier>> MakeExactVerifier(std::string_view profile);
 
