@@ -16,17 +16,21 @@ What it computes, per row (the PyTorch path of vLLM v1):
   greedy snapshot argmax for T < 1e-5; logits / T; min-p on the softmax of the scaled logits (mask p < min_p * max p);
   top-k by the k-th largest logit (ties kept: mask logits < k-th); top-p on the softmax of the masked logits (sort
   ascending, mask cumsum <= 1 - p, keep the last); fp32 softmax; the draw.
-The draw is vLLM's random_sample for a row with its own generator: q = empty_like(probs).exponential_(generator),
-token = argmax(probs / q) (the exponential race), with a torch.Generator seeded from (seed, offset). SAMPLE draws
-each row that way. COUNT draws through the same per-step path: the row replicated into a [chunk, V] batch, replica i
-the step at (seed, offset + i) with its own generator (so draw i of COUNT is the SAMPLE draw at offset + i, token for
-token, as samplecheck's agreement check demands of a deterministic sampler), the division and argmax over the
-batch at once, bincount. It never uses
+The draw is vLLM's random_sample: q = empty_like(probs).exponential_(), token = argmax(probs / q) (the exponential
+race), one call over the whole [batch, V] step, as vLLM does for the requests of a batch without their own generator.
+Draws are counted through that per-step path on replicated rows (copies of a row in one step are independent
+draws, as the requests of one batch are):
+  lanes L(V) = the largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536, a function of
+  V and the device only; the draw at (seed, offset g) is lane g % L of one step over L copies of the row, the noise
+  of that step drawn by a torch.Generator seeded from (seed, g // L) (a window).
+SAMPLE draws every row that way (one step per distinct (seed, window); the noise of a window does not depend on the
+row), COUNT steps window after window and bincounts the lanes it needs, so draw i of COUNT is the SAMPLE draw at
+offset + i, token for token (samplecheck's agreement check for a deterministic sampler). It never uses
 torch.multinomial(probs, N, replacement=True): that is another kernel than the engine's per-step draw (and on an
 H100 it failed the standard suite's goodness of fit on 4 tail-heavy cases: docs/conformance.md). --count-path
 multinomial-replacement keeps that path to reproduce the finding (COUNT then no longer equals SAMPLE: the
-agreement check fails, as it should); --count-path multinomial-1 draws multinomial(probs, 1) per step instead of the
-race, in SAMPLE and COUNT alike.
+agreement check fails, as it should); --count-path multinomial-1 draws each step as torch.multinomial(probs, 1) over
+the L copies instead of the race, in SAMPLE and COUNT alike.
 """
 import argparse
 import os
@@ -48,6 +52,15 @@ def _seed_generator(g, seed, offset):
 
 def _generator(device, seed, offset):
     return _seed_generator(torch.Generator(device=device), seed, offset)
+
+
+def lanes_for(vocab, device):
+    """L(V): copies of a row per step, a power of two with L * V <= 2^24 (cuda) or 2^16 (cpu), at most 65536."""
+    budget = (1 << 24) if device.type == "cuda" else (1 << 16)
+    lanes = 1
+    while lanes * 2 <= 65536 and lanes * 2 * vocab <= budget:
+        lanes *= 2
+    return lanes
 
 
 class TorchVllmSampler(sc.VllmSampler):
@@ -107,21 +120,33 @@ class TorchVllmSampler(sc.VllmSampler):
         """vLLM's random_sample: probs.div_(q).argmax(dim=-1), q ~ Exponential(1) (the exponential race)."""
         return probs.div(q).argmax(dim=-1)
 
-    def _draw(self, probs_row, g):
-        """One step of the engine for one seeded row: the exponential race (or multinomial(probs, 1))."""
+    def _step(self, probs_row, seed, window, lanes, noise=None):
+        """One engine step over `lanes` copies of the row, its randomness from a generator seeded from
+        (seed, window): the token of every lane. `noise` reuses the race's exponentials of that (seed, window)."""
+        g = _generator(self.device, seed, window)
+        copies = probs_row.unsqueeze(0).expand(lanes, probs_row.numel())
         if self.count_path == "multinomial-1":
-            return int(torch.multinomial(probs_row, 1, generator=g))
-        q = torch.empty_like(probs_row).exponential_(generator=g)
-        return int(self._race(probs_row, q))
+            return torch.multinomial(copies.contiguous(), 1, generator=g)[:, 0], None
+        if noise is None:
+            noise = torch.empty((lanes, probs_row.numel()), dtype=probs_row.dtype,
+                                device=self.device).exponential_(generator=g)
+        return self._race(copies, noise), noise
 
     def sample_batch(self, logits, rows, vocab, params):
         probs, invalid = self._probs(self._tensor(logits, rows, vocab), params)
-        tokens = []
-        for r, p in enumerate(params):
-            if invalid[r]:
-                tokens.append(sc.INVALID_TOKEN)
-                continue
-            tokens.append(self._draw(probs[r], _generator(self.device, p.seed, p.offset)))
+        lanes = lanes_for(vocab, self.device)
+        tokens = [sc.INVALID_TOKEN] * rows
+        # Rows in (seed, window) order: the race's noise of a window is drawn once and reused by every row in it.
+        order = sorted((r for r in range(rows) if not invalid[r]),
+                       key=lambda r: (params[r].seed, params[r].offset // lanes))
+        key, noise = None, None
+        for r in order:
+            p = params[r]
+            window = p.offset // lanes
+            if (p.seed, window) != key:
+                key, noise = (p.seed, window), None
+            step, noise = self._step(probs[r], p.seed, window, lanes, noise)
+            tokens[r] = int(step[p.offset % lanes])
         return tokens
 
     def processed(self, row, params):
@@ -134,9 +159,8 @@ class TorchVllmSampler(sc.VllmSampler):
         return [(t, float(dense[t])) for t in nz]
 
     def count(self, row, params, draws):
-        """Draw i is the SAMPLE draw at offset + i: the row replicated, each replica one seeded step of the engine
-        (its own generator seeded from (seed, offset + i), the exponential race); the noise is drawn replica by
-        replica, the division and argmax over the replicated batch at once."""
+        """Draw i is the SAMPLE draw at offset + i: window after window, one engine step over L(V) copies of the row
+        (noise from the window's generator, the exponential race over the whole step), the lanes it needs counted."""
         probs, invalid = self._probs(self._tensor(row, 1, len(row)), [params])
         vocab = len(row)
         if invalid[0]:
@@ -146,24 +170,15 @@ class TorchVllmSampler(sc.VllmSampler):
             samples = torch.multinomial(probs[0], draws, replacement=True, generator=g)
             return torch.bincount(samples, minlength=vocab).cpu().tolist(), 0
         histogram = torch.zeros(vocab, dtype=torch.int64, device=self.device)
-        g = torch.Generator(device=self.device)
-        chunk = max(1, min(draws, (1 << 22) // vocab))  # replicated rows per step: at most 2^22 elements (16 MiB)
-        done = 0
-        while done < draws:
-            n = min(chunk, draws - done)
-            if self.count_path == "multinomial-1":
-                tokens = torch.empty(n, dtype=torch.int64, device=self.device)
-                for i in range(n):
-                    _seed_generator(g, params.seed, params.offset + done + i)
-                    tokens[i] = torch.multinomial(probs[0], 1, generator=g)[0]
-            else:
-                q = torch.empty((n, vocab), dtype=probs.dtype, device=self.device)
-                for i in range(n):
-                    _seed_generator(g, params.seed, params.offset + done + i)
-                    q[i].exponential_(generator=g)
-                tokens = self._race(probs[0].unsqueeze(0).expand(n, vocab), q)
-            histogram += torch.bincount(tokens, minlength=vocab)
-            done += n
+        lanes = lanes_for(vocab, self.device)
+        g, remaining = params.offset, draws
+        while remaining > 0:
+            lo = g % lanes
+            take = min(remaining, lanes - lo)
+            step, _ = self._step(probs[0], params.seed, g // lanes, lanes)
+            histogram += torch.bincount(step[lo:lo + take], minlength=vocab)
+            g += take
+            remaining -= take
         return histogram.cpu().tolist(), 0
 
 

@@ -16,12 +16,17 @@ What is transformers' own and what is written here:
     client reads from the installed _get_logits_processor source at start (printed on stderr), with the same
     conditions generate() applies (temperature only if T != 1, top-k only if top_k != 0, top-p only if top_p < 1,
     min-p only if min_p is set): "transformers-<version>-warpers@<device>".
-  - the draw is generate()'s: softmax of the warped scores, torch.multinomial(probs, num_samples=1) (on a
-    torch.Generator seeded from (seed, offset) instead of the global RNG, so the sampler is deterministic).
+  - the draw is generate()'s (_sample): softmax of the warped scores, then one torch.multinomial(probs,
+    num_samples=1) over the whole [batch, V] step. Draws are counted through that per-step call on replicated rows
+    (copies of a row in one step are independent draws, as the sequences of one batch are): lanes L(V) = the
+    largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536; the draw at (seed, offset g)
+    is lane g % L of one multinomial step over L copies of the row, on a torch.Generator seeded from (seed, g // L)
+    (instead of generate()'s global RNG, so the sampler is deterministic). SAMPLE draws every row that way (one step
+    per distinct row, parameters and window), COUNT steps window after window: draw i of COUNT is the SAMPLE draw at
+    offset + i, token for token (samplecheck's agreement check). It never counts with
+    torch.multinomial(probs, N, replacement=True), which is another kernel (docs/conformance.md).
     T = 0 is do_sample=False: argmax of the raw logits (the hf profile's greedy path).
-  - COUNT draws the row replicated, replica i the step at (seed, offset + i) (its own generator): draw i equals
-    the SAMPLE draw at offset + i (samplecheck's agreement check). The warpers run once per row: they are
-    deterministic functions of the scores.
+  - The warpers run once per row: they are deterministic functions of the scores.
   - samplecheck's top_k = -1 (disabled) is passed to transformers as top_k = 0 (generate's "disabled"; its
     GenerationConfig default is 50, which is why it is always set explicitly).
 """
@@ -39,11 +44,21 @@ import samplecheck_client as sc  # noqa: E402
 import transformers  # noqa: E402
 from transformers import GenerationConfig  # noqa: E402
 from transformers.generation import logits_process as lp  # noqa: E402
+from transformers.generation.utils import GenerationMixin as _GenerationMixin  # noqa: E402
 
 
-def _seed_generator(g, seed, offset):
-    g.manual_seed((seed * 0x9E3779B97F4A7C15 + offset * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1))
+def _seed_generator(g, seed, window):
+    g.manual_seed((seed * 0x9E3779B97F4A7C15 + window * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1))
     return g
+
+
+def _lanes(vocab, device):
+    """L(V): copies of a row per step, a power of two with L * V <= 2^24 (cuda) or 2^16 (cpu), at most 65536."""
+    budget = (1 << 24) if device.type == "cuda" else (1 << 16)
+    lanes = 1
+    while lanes * 2 <= 65536 and lanes * 2 * vocab <= budget:
+        lanes *= 2
+    return lanes
 
 
 def _warper_order_from_source():
@@ -59,13 +74,19 @@ def _warper_order_from_source():
     return [name for _, name in sorted(found)]
 
 
-class _Probe:
-    """The attributes _get_logits_processor reads from a model, for a decoder-only model without special tokens."""
+def _config_class():
+    # transformers 5 names it PreTrainedConfig (PretrainedConfig is the 4.x name, kept as an alias for a while).
+    return getattr(transformers, "PreTrainedConfig", None) or getattr(transformers, "PretrainedConfig")
 
-    def __init__(self, vocab):
-        self.config = transformers.PretrainedConfig(vocab_size=vocab, is_encoder_decoder=False)
+
+class _Probe(_GenerationMixin):
+    """A stand-in model for GenerationMixin._get_logits_processor: a GenerationMixin (the method calls
+    self._merge_criteria_processor_list) with the attributes it reads, a decoder-only model without special
+    tokens."""
+
+    def __init__(self, vocab):  # noqa: no super().__init__: GenerationMixin is a mixin without state
+        self.config = _config_class()(vocab_size=vocab, is_encoder_decoder=False)
         self.generation_config = GenerationConfig()
-        self.device = torch.device("cpu")
 
 
 class TransformersSampler(sc.Sampler):
@@ -92,12 +113,11 @@ class TransformersSampler(sc.Sampler):
 
     def _generate_processor_works(self):
         try:
-            from transformers.generation.utils import GenerationMixin
             cfg = GenerationConfig(do_sample=True, temperature=0.5, top_k=3, top_p=0.9, min_p=0.1)
-            procs = GenerationMixin._get_logits_processor(_Probe(8), generation_config=cfg, input_ids_seq_length=1,
-                                                          encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
-                                                          prefix_allowed_tokens_fn=None,
-                                                          logits_processor=lp.LogitsProcessorList())
+            procs = _Probe(8)._get_logits_processor(generation_config=cfg, input_ids_seq_length=1,
+                                                    encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
+                                                    prefix_allowed_tokens_fn=None,
+                                                    logits_processor=lp.LogitsProcessorList())
             names = [type(x).__name__ for x in procs]
             return names == self.order
         except Exception as e:  # noqa: BLE001 - a version whose private signature differs
@@ -107,12 +127,10 @@ class TransformersSampler(sc.Sampler):
 
     def _processors(self, p, vocab):
         if self.use_generate:
-            from transformers.generation.utils import GenerationMixin
-            return GenerationMixin._get_logits_processor(_Probe(vocab), generation_config=self._config(p),
-                                                         input_ids_seq_length=1,
-                                                         encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
-                                                         prefix_allowed_tokens_fn=None,
-                                                         logits_processor=lp.LogitsProcessorList())
+            return _Probe(vocab)._get_logits_processor(generation_config=self._config(p), input_ids_seq_length=1,
+                                                       encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
+                                                       prefix_allowed_tokens_fn=None,
+                                                       logits_processor=lp.LogitsProcessorList())
         procs = lp.LogitsProcessorList()
         for name in self.order:
             if name == "TemperatureLogitsWarper" and p.temperature != 1.0:
@@ -148,17 +166,32 @@ class TransformersSampler(sc.Sampler):
                                                      logits.unsqueeze(0).clone())
         return torch.softmax(scores, dim=-1)[0], None, False
 
+    def _step(self, probs, seed, window, lanes):
+        """generate()'s draw for one step over `lanes` copies of the row: multinomial(probs, num_samples=1) on a
+        generator seeded from (seed, window); the token of every lane (on the host)."""
+        g = _seed_generator(torch.Generator(device=self.device), seed, window)
+        copies = probs.unsqueeze(0).expand(lanes, probs.numel()).contiguous()
+        return torch.multinomial(copies, num_samples=1, generator=g)[:, 0].cpu()
+
     def sample_batch(self, logits, rows, vocab, params):
         tokens = []
-        g = torch.Generator(device=self.device)
+        lanes = _lanes(vocab, self.device)
+        steps = {}  # (row bytes, parameters, seed, window) -> the tokens of that step's lanes
         for r, p in enumerate(params):  # serve() validated every row before this call
-            probs, greedy, invalid = self._probs(logits[r * vocab:(r + 1) * vocab], p)
+            row = logits[r * vocab:(r + 1) * vocab]
+            probs, greedy, invalid = self._probs(row, p)
             if invalid:
                 tokens.append(sc.INVALID_TOKEN)
             elif greedy is not None:
                 tokens.append(greedy)
             else:
-                tokens.append(int(torch.multinomial(probs, 1, generator=_seed_generator(g, p.seed, p.offset))))
+                window = p.offset // lanes
+                key = (row.tobytes(), p.temperature, p.top_k, p.top_p, p.min_p, p.seed, window)
+                if key not in steps:
+                    if len(steps) > 64:
+                        steps.clear()
+                    steps[key] = self._step(probs, p.seed, window, lanes)
+                tokens.append(int(steps[key][p.offset % lanes]))
         return tokens
 
     def processed(self, row, p):
@@ -182,18 +215,17 @@ class TransformersSampler(sc.Sampler):
         if greedy is not None:
             histogram[greedy] = draws
             return histogram, 0
-        g = torch.Generator(device=self.device)
-        counts = torch.zeros(vocab, dtype=torch.int64, device=self.device)
-        chunk = 4096
-        done = 0
-        while done < draws:
-            n = min(chunk, draws - done)
-            tokens = torch.empty(n, dtype=torch.int64, device=self.device)
-            for i in range(n):
-                tokens[i] = torch.multinomial(probs, 1, generator=_seed_generator(g, p.seed, p.offset + done + i))[0]
-            counts += torch.bincount(tokens, minlength=vocab)
-            done += n
-        return counts.cpu().tolist(), 0
+        counts = torch.zeros(vocab, dtype=torch.int64)
+        lanes = _lanes(vocab, self.device)
+        g, remaining = p.offset, draws
+        while remaining > 0:
+            lo = g % lanes
+            take = min(remaining, lanes - lo)
+            step = self._step(probs, p.seed, g // lanes, lanes)
+            counts += torch.bincount(step[lo:lo + take], minlength=vocab)
+            g += take
+            remaining -= take
+        return counts.tolist(), 0
 
 
 def main():

@@ -49,10 +49,9 @@ const ProbeSpec kProbes[] = {
     {"V3 T=0.5 p=0.6", "temperature before vs after the filters (llama.cpp: V6)", "V3", P(0.5, -1, 0.6, 0)},
 };
 
-// Consistency of a histogram with one reference distribution.
-ProbeVerdict Judge(const std::vector<uint64_t>& hist, const ProcessedDistribution& dist, uint64_t draws, double alpha,
-                   std::string& evidence) {
-  const std::vector<double> p0 = dist.Dense();
+// Consistency of a histogram with dense probabilities p0 (kept: the kept token ids, for the evidence).
+ProbeVerdict JudgeDense(const std::vector<uint64_t>& hist, const std::vector<double>& p0,
+                        const std::vector<int32_t>& kept, uint64_t draws, double alpha, std::string& evidence) {
   uint64_t outside = 0;
   int32_t worst = -1;
   uint64_t worst_count = 0;
@@ -75,7 +74,7 @@ ProbeVerdict Judge(const std::vector<uint64_t>& hist, const ProcessedDistributio
   const Result<stats::BinningPlan> plan = stats::PlanBinnings(p0, double(draws));
   if (!plan.ok() || !plan->head.usable()) {
     os << "kept set {";
-    for (size_t i = 0; i < dist.kept.size(); ++i) os << (i ? "," : "") << dist.kept[i];
+    for (size_t i = 0; i < kept.size(); ++i) os << (i ? "," : "") << kept[i];
     os << "} matches; no draw outside";
     evidence = os.str();
     return ProbeVerdict::kConsistent;
@@ -94,6 +93,61 @@ ProbeVerdict Judge(const std::vector<uint64_t>& hist, const ProcessedDistributio
   os << "X2 = " << fit->statistic << " (dof " << fit->dof << "), p = " << fit->p_value;
   evidence = os.str();
   return fit->p_value >= alpha ? ProbeVerdict::kConsistent : ProbeVerdict::kInconsistent;
+}
+
+// Consistency of a histogram with one reference distribution.
+ProbeVerdict Judge(const std::vector<uint64_t>& hist, const ProcessedDistribution& dist, uint64_t draws, double alpha,
+                   std::string& evidence) {
+  return JudgeDense(hist, dist.Dense(), dist.kept, draws, alpha, evidence);
+}
+
+// The reading "a tie group cut by position": tokens of equal fp32 logit are interchangeable, so an engine whose
+// sort cuts an ambiguous tie group (torch.sort is not stable) may keep other members of it than the reference's
+// lowest ids, as many of them as the reference keeps. For each ambiguous tie group of which the as-computed reading
+// keeps some but not all members, the members the sampler drew take the kept members' places (then undrawn members,
+// lowest id first) with the same probability each; more drawn members than kept ones rule the reading out. False
+// when no such group exists or the reading is ruled out; else the verdict of the rearranged probabilities.
+bool JudgeTieGroupsByPosition(const std::vector<uint64_t>& hist, const ProcessedDistribution& dist,
+                              const std::vector<float>& row, uint64_t draws, double alpha, ProbeVerdict& verdict,
+                              std::string& evidence) {
+  std::vector<double> p = dist.Dense();
+  std::vector<uint8_t> done(row.size(), 0);
+  bool any = false;
+  for (int32_t head : dist.ambiguous) {
+    if (done[static_cast<size_t>(head)]) continue;
+    std::vector<int32_t> group;
+    for (int32_t t : dist.ambiguous) {
+      if (row[static_cast<size_t>(t)] == row[static_cast<size_t>(head)]) group.push_back(t);
+    }
+    for (int32_t t : group) done[static_cast<size_t>(t)] = 1;
+    size_t kept = 0;
+    double each = 0;
+    for (int32_t t : group) {
+      if (p[static_cast<size_t>(t)] > 0) {
+        ++kept;
+        each = std::max(each, p[static_cast<size_t>(t)]);
+      }
+    }
+    if (group.size() < 2 || kept == 0 || kept == group.size()) continue;
+    std::vector<int32_t> chosen;
+    for (int32_t t : group) {
+      if (hist[static_cast<size_t>(t)] > 0) chosen.push_back(t);
+    }
+    if (chosen.size() > kept) return false;  // the sampler kept more of the group than the profile does
+    for (int32_t t : group) {
+      if (chosen.size() < kept && hist[static_cast<size_t>(t)] == 0) chosen.push_back(t);
+    }
+    for (int32_t t : group) p[static_cast<size_t>(t)] = 0;
+    for (int32_t t : chosen) p[static_cast<size_t>(t)] = each;
+    any = true;
+  }
+  if (!any) return false;
+  std::vector<int32_t> kept_tokens;
+  for (size_t t = 0; t < p.size(); ++t) {
+    if (p[t] > 0) kept_tokens.push_back(static_cast<int32_t>(t));
+  }
+  verdict = JudgeDense(hist, p, kept_tokens, draws, alpha, evidence);
+  return true;
 }
 
 }  // namespace
@@ -181,6 +235,16 @@ Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
                           (policy == AmbiguousPolicy::kAllIn ? "kept" : "dropped");
             break;
           }
+        }
+        ProbeVerdict pooled_verdict = ProbeVerdict::kUndecided;
+        std::string pooled_evidence;
+        if (ev.verdict != ProbeVerdict::kConsistent &&
+            JudgeTieGroupsByPosition(probe.histogram, *dist, *row, options.draws, options.alpha, pooled_verdict,
+                                     pooled_evidence) &&
+            pooled_verdict == ProbeVerdict::kConsistent) {
+          ev.verdict = ProbeVerdict::kConsistent;
+          ev.evidence = std::move(pooled_evidence);
+          ev.evidence += " with another member of an ambiguous tie group kept (cut by position)";
         }
       }
       if (!dist->ambiguous.empty()) ev.evidence += " [" + std::to_string(dist->ambiguous.size()) + " ambiguous]";
