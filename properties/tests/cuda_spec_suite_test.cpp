@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "property_pairs.h"
 #include "rc_defaults.h"
 #include "samplecheck/properties/spec.h"
 #include "samplecheck/reference/profile.h"
@@ -14,7 +15,7 @@
 namespace samplecheck::properties {
 namespace {
 
-using Param = std::tuple<std::string, std::string>;  // profile, property
+using testing_pairs::Param;
 
 class CudaSpecProperties : public ::testing::TestWithParam<Param> {};
 
@@ -30,22 +31,9 @@ TEST_P(CudaSpecProperties, Holds) {
   EXPECT_EQ(r.cases, options.max_success) << "every case must run (none discarded)";
 }
 
-std::vector<Param> Pairs() {
-  std::vector<Param> pairs;
-  for (const char* profile : {"vllm", "hf"}) {
-    for (const SpecPropertyInfo& info : SpecProperties()) pairs.emplace_back(profile, info.name);
-  }
-  return pairs;
-}
-
-INSTANTIATE_TEST_SUITE_P(CudaSpec, CudaSpecProperties, ::testing::ValuesIn(Pairs()),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           std::string name = std::get<0>(info.param) + "__" + std::get<1>(info.param);
-                           for (char& ch : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(CudaSpec, CudaSpecProperties,
+                         ::testing::ValuesIn(testing_pairs::ProfilesWith({"vllm", "hf"}, SpecProperties())),
+                         testing_pairs::PairName);
 
 }  // namespace
 }  // namespace samplecheck::properties

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "property_pairs.h"
 #include "rc_defaults.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/properties/suite.h"
@@ -16,7 +17,7 @@
 namespace samplecheck::properties {
 namespace {
 
-using Param = std::tuple<std::string, std::string>;  // profile, property
+using testing_pairs::Param;
 
 class CudaPropertySuite : public ::testing::TestWithParam<Param> {};
 
@@ -39,22 +40,9 @@ TEST_P(CudaPropertySuite, Holds) {
       << ::testing::UnitTest::GetInstance()->current_test_info()->name() << "'\nreplay (cli):   " << result.replay;
 }
 
-std::vector<Param> Pairs() {
-  std::vector<Param> pairs;
-  for (const char* profile : {"vllm", "hf"}) {
-    for (const PropertyInfo& info : AllProperties()) pairs.emplace_back(profile, info.name);
-  }
-  return pairs;
-}
-
-INSTANTIATE_TEST_SUITE_P(Cuda, CudaPropertySuite, ::testing::ValuesIn(Pairs()),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           std::string name = std::get<0>(info.param) + "__" + std::get<1>(info.param);
-                           for (char& ch : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaPropertySuite,
+                         ::testing::ValuesIn(testing_pairs::ProfilesWith({"vllm", "hf"}, AllProperties())),
+                         testing_pairs::PairName);
 
 }  // namespace
 }  // namespace samplecheck::properties

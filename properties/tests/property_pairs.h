@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <initializer_list>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,6 +21,16 @@ std::vector<Param> EveryProfileWith(const Infos& infos) {
   std::vector<Param> pairs;
   for (const Profile* profile : AllProfiles()) {
     for (const auto& info : infos) pairs.emplace_back(std::string(profile->name), info.name);
+  }
+  return pairs;
+}
+
+// The named profiles with every property of `infos`.
+template <class Infos>
+std::vector<Param> ProfilesWith(std::initializer_list<const char*> profiles, const Infos& infos) {
+  std::vector<Param> pairs;
+  for (const char* profile : profiles) {
+    for (const auto& info : infos) pairs.emplace_back(profile, info.name);
   }
   return pairs;
 }

@@ -11,25 +11,13 @@
 #include "samplecheck/kernels/verify_chain.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/reference/profile.h"
+#include "cuda_status.h"
 
 namespace samplecheck::harness {
 namespace {
 
-Error CudaFailure(cudaError_t err, const char* what) {
-  return {ErrorCode::kCuda, std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")"};
-}
-
-Status FromKernels(const kernels::Status& st) {
-  if (st.ok()) return Status::Ok();
-  return Error{st.code == kernels::ErrorCode::kInvalidArgument ? ErrorCode::kInvalidArgument : ErrorCode::kCuda,
-               st.message};
-}
-
-#define SC_CUDA(call)                                             \
-  do {                                                            \
-    const cudaError_t sc_err = (call);                            \
-    if (sc_err != cudaSuccess) return CudaFailure(sc_err, #call); \
-  } while (0)
+using cuda_status::CudaFailure;
+using cuda_status::FromKernels;
 
 // A device allocation freed at scope end.
 class Dev {
