@@ -41,11 +41,13 @@
 #include <flashinfer/topk.cuh>
 
 #include "copy_bandwidth.h"
+#include "event_timing.h"
 #include "samplecheck/kernels/sampling.h"
 
 namespace {
 
 namespace k = samplecheck::kernels;
+using samplecheck::bench::Stats;
 
 #define CHECK_CUDA(call)                                                                                     \
   do {                                                                                                       \
@@ -67,37 +69,8 @@ struct Options {
   std::string dtypes = "fp32,bf16";
 };
 
-struct Stats {
-  double median, p10, p90;
-};
-
-Stats Summarize(std::vector<float> ms) {
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) { return 1e3 * ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))]; };
-  return {at(0.5), at(0.1), at(0.9)};
-}
-
-// Events around each call of fn (which enqueues on stream).
 Stats TimeCalls(cudaStream_t stream, const Options& o, const std::function<void()>& fn) {
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < o.warmup; ++i) fn();
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  std::vector<float> ms;
-  for (int i = 0; i < o.iters; ++i) {
-    CHECK_CUDA(cudaEventRecord(a, stream));
-    fn();
-    CHECK_CUDA(cudaEventRecord(b, stream));
-    CHECK_CUDA(cudaEventSynchronize(b));
-    float t = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CHECK_CUDA(cudaGetLastError());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return Summarize(ms);
+  return samplecheck::bench::TimeCalls(stream, o.warmup, o.iters, fn);
 }
 
 // fn captured once into a graph, replays timed.

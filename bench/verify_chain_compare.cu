@@ -31,11 +31,13 @@
 
 #include <flashinfer/sampling.cuh>
 
+#include "event_timing.h"
 #include "samplecheck/kernels/verify_chain.h"
 
 namespace {
 
 namespace k = samplecheck::kernels;
+using samplecheck::bench::Stats;
 
 #define CHECK_CUDA(call)                                                                         \
   do {                                                                                           \
@@ -63,32 +65,8 @@ std::vector<int64_t> ParseList(const char* s) {
   return out;
 }
 
-struct Stats {
-  double median, p10, p90;
-};
-
 Stats TimeCalls(cudaStream_t stream, const Options& o, const std::function<void()>& fn) {
-  cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
-  for (int i = 0; i < o.warmup; ++i) fn();
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-  std::vector<float> ms;
-  for (int i = 0; i < o.iters; ++i) {
-    CHECK_CUDA(cudaEventRecord(a, stream));
-    fn();
-    CHECK_CUDA(cudaEventRecord(b, stream));
-    CHECK_CUDA(cudaEventSynchronize(b));
-    float t = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
-    ms.push_back(t);
-  }
-  CHECK_CUDA(cudaGetLastError());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) { return 1e3 * ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))]; };
-  return {at(0.5), at(0.1), at(0.9)};
+  return samplecheck::bench::TimeCalls(stream, o.warmup, o.iters, fn);
 }
 
 void Row(const char* kind, const char* impl, const char* dtype, int64_t vocab, int64_t batch, int64_t g,
