@@ -283,7 +283,9 @@ class Pipeline {
     FilterOutcome outcome{cut, {cut, cut}};
     if (cut >= input) return outcome;
     const Real seen_mass = row_.Cum(input);
-    const bool on_probs = profile_.top_k_input == TopKInput::kProbs;
+    const TopKInput top_k_input = params_.top_p < 1.0 ? profile_.top_k_input
+                                                      : profile_.top_k_input_without_top_p.value_or(profile_.top_k_input);
+    const bool on_probs = top_k_input == TopKInput::kProbs;
     auto value = [&](int64_t position) -> Real {
       return on_probs ? Weight(position) / seen_mass : static_cast<Real>(Logit(position)) / row_.temperature;
     };

@@ -141,7 +141,8 @@ constexpr Profile kVllmTriton{
 // radix fast path), with min-p applied first by the engine (min_p_renorm / MinPLogitsProcessor).
 constexpr Profile kFlashinferTopkFirst{
     .name = "flashinfer-topk-first",
-    .summary = "FlashInfer top_k_first: top-k mask on logits (ties kept), pivot top-p on the renormalized p",
+    .summary = "FlashInfer top_k_first: top-k mask on logits (ties kept), pivot top-p on the renormalized p; "
+               "top-k alone a pivot on fp32 p",
     .source = "flashinfer-ai/flashinfer flashinfer/sampling.py top_k_top_p_sampling_from_logits, "
               "include/flashinfer/sampling.cuh TopKMaskLogits / TopPSamplingFromProb, main 2026",
     .order = {Filter::kMinP, Filter::kTopK, Filter::kTopP},
@@ -165,6 +166,9 @@ constexpr Profile kFlashinferTopkFirst{
                  .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 0.0,
                  .summary = "torch.softmax of the masked logits; pivot on fp32 probabilities, the mass above it "
                             "a block reduction (per-thread chains of V / threads, warp tree, warp totals)"},
+    // top-k alone: vLLM's flashinfer_sample calls top_k_sampling_from_probs (TopKSamplingFromProb, a pivot on the
+    // fp32 probabilities, ties in fp32 kept), not the logits mask of top_k_top_p_sampling_from_logits.
+    .top_k_input_without_top_p = TopKInput::kProbs,
 };
 
 // FlashInfer filter_apply_order="joint" / top_k_top_p_sampling_from_probs: top-k and top-p on the same p.

@@ -446,6 +446,21 @@ TEST(Margins, TopKNearTiesDependOnWhatIsCompared) {
   EXPECT_EQ(probs.ambiguous, std::vector<int32_t>{1});
 }
 
+// flashinfer-topk-first ranks logits for top-k only where top-p runs beside it (top_k_top_p_sampling_from_logits masks
+// logits); a request with top-k alone goes to top_k_sampling_from_probs, a pivot on fp32 probabilities (vLLM's
+// flashinfer_sample), where one-ulp-apart logits can tie. The H100 run's gen/1 (docs/conformance.md) drew such a token.
+TEST(Margins, FlashinferTopkFirstRanksProbabilitiesForTopKAlone) {
+  const std::vector<float> row = {1.0f, std::nextafter(1.0f, 0.0f), 0.5f};
+  const Profile& topk_first = P("flashinfer-topk-first");
+  EXPECT_EQ(Compute(row, Params(1, 1, 1, 0), topk_first).ambiguous, std::vector<int32_t>{1}) << "top-k alone";
+  EXPECT_EQ(Compute(row, Params(1, 1, 1, 0), topk_first).ambiguous,
+            Compute(row, Params(1, 1, 1, 0), P("flashinfer-joint")).ambiguous);
+  // With top-p the logits mask decides: one ulp apart is decided exactly (token 0 alone is kept by top-k).
+  const ProcessedDistribution with_p = Compute(row, Params(1, 1, 0.99, 0), topk_first);
+  EXPECT_EQ(with_p.kept, std::vector<int32_t>{0});
+  EXPECT_TRUE(with_p.ambiguous.empty());
+}
+
 TEST(StorageFormats, Bf16AndFp16RowsEqualTheirWidenedFp32Rows) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 2.0f);

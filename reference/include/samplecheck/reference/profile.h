@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -139,6 +140,10 @@ struct Profile {
   // unspecified among exactly tied maxima (llama.cpp's temperature <= 0 and top_p = 0): the reference keeps the
   // lowest id and reports the rest of the tied maxima ambiguous.
   bool greedy_ties_by_position = false;
+  // What top-k ranks when the request sets no top-p, where that differs from top_k_input: FlashInfer's top_k_first
+  // masks logits only inside top_k_top_p_sampling_from_logits, while an engine whose request sets top-k alone calls
+  // top_k_sampling_from_probs (vLLM's flashinfer_sample), a pivot on the fp32 probabilities. Empty: top_k_input.
+  std::optional<TopKInput> top_k_input_without_top_p = std::nullopt;
 };
 
 // Every profile samplecheck defines, in a fixed order.
