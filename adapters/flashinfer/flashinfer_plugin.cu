@@ -27,16 +27,19 @@
 // a per-row tensor, which never takes it, and the profiles do not model it (docs/semantics.md).
 // deterministic = true everywhere (vLLM's and SGLang's call sites).
 //
-// Seeds and draws. FlashInfer's kernels take one Philox (seed, offset) per launch and use the output row as the
-// Philox subsequence (curand_init(seed, blockIdx.x, offset)): copies of a row in one batch are independent draws.
-// The adapter launches batches of exactly L(V) rows, L(V) = the largest power of two <= 2^24 / V, at most 65536
-// (64 MiB of fp32 logits); always L(V) rows, so FlashInfer's kernel choice (OnlineSoftmax switches at 128 rows)
-// is a function of V alone. The draw of a request (seed s, offset g) is
-//   window w = g / L(V), lane l = g % L(V):  row l of a launch with Philox key SplitMix64(SplitMix64(s) + w),
-//                                             FlashInfer offset 0, the request's row at position l.
-// So draw i of count_draws (offset g + i) and sample at offset g + i are the same token (tested on the GPU), and a
-// row's token does not depend on which other rows share its call. Distinct (s, w) give unrelated Philox keys;
-// each key's launch reads at most a few dozen uniforms per subsequence from offset 0.
+// Seeds and draws. FlashInfer's sampling kernels take one Philox (seed, offset) per launch, use the output index as
+// the Philox subsequence (curand_init(seed, blockIdx.x, offset)) and map each output to a row of probabilities
+// through `indices` (several outputs may share one row: how sampling.py documents drawing n samples of a prompt).
+// The adapter processes each distinct row once (its logits, the masks its filters need, FlashInfer's OnlineSoftmax
+// on that row alone, batch size 1, so its probabilities do not depend on the rows beside it; kept in a device cache
+// of processed rows) and draws through indices. The draw of a request (seed s, offset g) is
+//   window w = g / 2^20, output l = g % 2^20:  output l of a sampling launch with Philox key
+//                                              SplitMix64(SplitMix64(s) + w), FlashInfer offset 0, indices[l] = the
+//                                              request's processed row.
+// An output's token depends on its index, the key and its row only (not on the batch size), so draw i of
+// count_draws (offset g + i) and sample at offset g + i are the same token, and a row's token does not depend on
+// which other rows share its call. Distinct (s, w) give unrelated Philox keys; each output reads at most a few dozen
+// uniforms of its subsequence from offset 0.
 //
 // Config (comma-separated): order=joint|top_k_first (default top_k_first, FlashInfer's default
 // filter_apply_order), device=<n> (CUDA device, default 0). The claimed profile is flashinfer-joint or
@@ -58,6 +61,7 @@
 #include <limits>
 #include <map>
 #include <new>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -69,8 +73,9 @@
 
 namespace {
 
-constexpr uint64_t kLaunchElements = uint64_t{1} << 24;  // 64 MiB of fp32 logits per launch
-constexpr uint64_t kMaxLanes = 65536;
+constexpr uint64_t kLanes = uint64_t{1} << 20;           // outputs (draws) per Philox key: one window
+constexpr uint64_t kCacheElements = uint64_t{1} << 26;   // processed rows kept on the device: 256 MiB of fp32
+constexpr uint64_t kMaxCachedRows = 4096;
 constexpr size_t kSoftmaxWorkspaceBytes = size_t{64} << 20;
 constexpr size_t kRowStateBytes = size_t{4} << 20;
 
@@ -86,13 +91,6 @@ uint64_t SplitMix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-// The lanes of a launch for vocabulary V: a power of two, L(V) * V <= 2^24 (or 1 row), at most 65536.
-uint32_t Lanes(uint64_t vocab) {
-  uint64_t lanes = 1;
-  while (lanes * 2 <= kMaxLanes && lanes * 2 * vocab <= kLaunchElements) lanes *= 2;
-  return static_cast<uint32_t>(lanes);
 }
 
 uint64_t PhiloxKey(uint64_t seed, uint64_t window) { return SplitMix64(SplitMix64(seed) + window); }
@@ -117,15 +115,12 @@ struct RowParams {
   float min_p = 0.0f;
 };
 
-// ---- the adapter's own kernels (no FlashInfer code): min-p mask, replication, counting ----
+// ---- the adapter's own kernels (no FlashInfer code): min-p mask, fills, counting ----
 
-// Row b: x_i stays iff exp((x_i - max) / T) >= min_p (p_i >= min_p * p_max), else -inf. Re-implements the engines'
-// min-p step that runs before FlashInfer's top-k / top-p (vLLM's min-p logits processor); not FlashInfer code.
-__global__ void MinPMaskLogits(const float* logits, float* masked, uint32_t vocab, const float* temperature,
-                               const float* min_p) {
-  const uint32_t b = blockIdx.x;
-  const float* row = logits + static_cast<uint64_t>(b) * vocab;
-  float* out = masked + static_cast<uint64_t>(b) * vocab;
+// One row: x_i stays iff exp((x_i - max) / T) >= min_p (p_i >= min_p * p_max), else -inf. Re-implements the
+// engines' min-p step that runs before FlashInfer's top-k / top-p (vLLM's min-p logits processor); not FlashInfer
+// code.
+__global__ void MinPMaskLogits(const float* row, float* out, uint32_t vocab, float t, float mp) {
   __shared__ float partial[32];
   float m = -INFINITY;
   for (uint32_t i = threadIdx.x; i < vocab; i += blockDim.x) m = fmaxf(m, row[i]);
@@ -139,23 +134,18 @@ __global__ void MinPMaskLogits(const float* logits, float* masked, uint32_t voca
   }
   __syncthreads();
   m = partial[0];
-  const float t = temperature[b], mp = min_p[b];
   for (uint32_t i = threadIdx.x; i < vocab; i += blockDim.x) {
     const float x = row[i];
     out[i] = expf((x - m) / t) >= mp ? x : -INFINITY;
   }
 }
 
-// Copies row 0 of `logits` into rows 1 .. lanes - 1.
-__global__ void Replicate(float* logits, uint32_t vocab, uint32_t lanes) {
-  const uint64_t total = static_cast<uint64_t>(vocab) * lanes;
-  for (uint64_t i = vocab + blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    logits[i] = logits[i % vocab];
-  }
+template <typename T>
+__global__ void Fill(T* a, uint32_t n, T value) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) a[i] = value;
 }
 
-// Counts the tokens of lanes [lo, hi) into histogram; invalid ones (valid = false, out of range) into *invalid.
+// Counts the tokens of outputs [lo, hi) into histogram; invalid ones (valid = false, out of range) into *invalid.
 __global__ void CountLanes(const int32_t* tokens, const bool* valid, uint32_t lo, uint32_t hi, uint32_t vocab,
                            unsigned long long* histogram, unsigned long long* invalid) {
   const uint32_t l = lo + blockIdx.x * blockDim.x + threadIdx.x;
@@ -176,6 +166,19 @@ __global__ void CountLanes(const int32_t* tokens, const bool* valid, uint32_t lo
       return false;                                                                                                \
     }                                                                                                              \
   } while (0)
+
+// A 64-bit hash of a row's bits (one multiply-mix per value): the key of the processed-row cache (a hit is confirmed
+// byte for byte, so a collision costs a recomputation, never a wrong row).
+uint64_t HashRow(const float* row, uint32_t vocab) {
+  uint64_t h = 0xcbf29ce484222325ull ^ vocab;
+  for (uint32_t i = 0; i < vocab; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, row + i, 4);
+    h = (h ^ bits) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
 
 class Adapter {
  public:
@@ -229,112 +232,6 @@ class Adapter {
     return true;
   }
 
-  // Runs one launch of Lanes(vocab) rows already in logits_ (row l at l * vocab), every row with the kind `kind`
-  // and per-row parameters in the device arrays; tokens_ and valid_ receive the draws.
-  bool Launch(Kind kind, uint32_t vocab, uint32_t lanes, uint64_t key, std::string& error) {
-    using namespace flashinfer::sampling;
-    float* input = logits_;  // logits_ is never written here: count_draws replicates it once per call
-    if (kind.min_p_mask) {
-      MinPMaskLogits<<<lanes, 1024, 0, stream_>>>(logits_, min_p_masked_, vocab, d_temperature_, d_min_p_);
-      ADAPTER_CUDA(cudaGetLastError());
-      input = min_p_masked_;
-    }
-    const bool mask_first = kind.top_k && kind.top_p && order_ == Order::kTopKFirst;
-    if (mask_first) {
-      ADAPTER_CUDA((RadixTopKMaskLogitsMultiCTA<float, int32_t>(input, masked_, d_top_k_, lanes, 0, vocab,
-                                                                 row_states_, stream_)));
-      input = masked_;
-    }
-    ADAPTER_CUDA(OnlineSoftmax<float>(input, probs_, lanes, vocab, d_temperature_, 1.0f, workspace_,
-                                      kSoftmaxWorkspaceBytes, false, stream_));
-    const uint64_t offset = 0;
-    if (kind.top_k && kind.top_p) {
-      if (mask_first) {
-        ADAPTER_CUDA((TopPSamplingFromProb<float, int32_t>(probs_, tokens_, valid_, nullptr, d_top_p_, lanes, 1.0f,
-                                                           vocab, true, nullptr, key, nullptr, offset, stream_)));
-      } else {
-        ADAPTER_CUDA((TopKTopPSamplingFromProb<float, int32_t>(probs_, d_top_k_, d_top_p_, tokens_, valid_, nullptr,
-                                                               lanes, 0, 1.0f, vocab, true, nullptr, key, nullptr,
-                                                               offset, stream_)));
-      }
-    } else if (kind.top_k) {
-      // The launcher declares top_k_arr as float*, but TopKSamplingFromProbKernel reads it as IdType* (int32):
-      // FlashInfer's own binding (csrc/sampling.cu top_k_sampling_from_probs) passes the int32 tensor of
-      // sampling.py (maybe_top_k_arr.int()) cast to float*. So does this adapter (a float array here was our bug:
-      // the first device run drew outside the top-k set on every top-k-only case, docs/conformance.md).
-      ADAPTER_CUDA((TopKSamplingFromProb<float, int32_t>(probs_, tokens_, valid_, nullptr,
-                                                         reinterpret_cast<float*>(d_top_k_), lanes, 0, vocab, true,
-                                                         nullptr, key, nullptr, offset, stream_)));
-    } else if (kind.top_p) {
-      ADAPTER_CUDA((TopPSamplingFromProb<float, int32_t>(probs_, tokens_, valid_, nullptr, d_top_p_, lanes, 1.0f,
-                                                         vocab, true, nullptr, key, nullptr, offset, stream_)));
-    } else if (kind.min_p_only) {
-      ADAPTER_CUDA((MinPSamplingFromProb<float, int32_t>(probs_, d_min_p_, tokens_, valid_, nullptr, lanes, 0.0f,
-                                                         vocab, true, nullptr, key, nullptr, offset, stream_)));
-    } else {
-      ADAPTER_CUDA((SamplingFromProb<float, int32_t>(probs_, tokens_, valid_, nullptr, lanes, vocab, true, nullptr,
-                                                     key, nullptr, offset, stream_)));
-    }
-    ADAPTER_CUDA(cudaGetLastError());
-    return true;
-  }
-
-  // Uploads per-lane parameters (params[l] for lane l).
-  bool UploadParams(const std::vector<RowParams>& params, std::string& error) {
-    const size_t n = params.size();
-    h_temperature_.resize(n);
-    h_top_k_.resize(n);
-    h_top_p_.resize(n);
-    h_min_p_.resize(n);
-    for (size_t l = 0; l < n; ++l) {
-      h_temperature_[l] = params[l].temperature;
-      h_top_k_[l] = params[l].top_k;
-      h_top_p_[l] = params[l].top_p;
-      h_min_p_[l] = params[l].min_p;
-    }
-    ADAPTER_CUDA(cudaMemcpyAsync(d_temperature_, h_temperature_.data(), n * 4, cudaMemcpyHostToDevice, stream_));
-    ADAPTER_CUDA(cudaMemcpyAsync(d_top_k_, h_top_k_.data(), n * 4, cudaMemcpyHostToDevice, stream_));
-    ADAPTER_CUDA(cudaMemcpyAsync(d_top_p_, h_top_p_.data(), n * 4, cudaMemcpyHostToDevice, stream_));
-    ADAPTER_CUDA(cudaMemcpyAsync(d_min_p_, h_min_p_.data(), n * 4, cudaMemcpyHostToDevice, stream_));
-    return true;
-  }
-
-  bool Ensure(uint32_t vocab, uint32_t lanes, std::string& error) {
-    ADAPTER_CUDA(cudaSetDevice(device_));
-    if (stream_ == nullptr) ADAPTER_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    const uint64_t elements = static_cast<uint64_t>(vocab) * lanes;
-    if (elements > capacity_elements_) {
-      FreeRows();
-      ADAPTER_CUDA(cudaMalloc(&logits_, elements * 4));
-      ADAPTER_CUDA(cudaMalloc(&masked_, elements * 4));
-      ADAPTER_CUDA(cudaMalloc(&probs_, elements * 4));
-      ADAPTER_CUDA(cudaMalloc(&min_p_masked_, elements * 4));
-      capacity_elements_ = elements;
-    }
-    if (vocab > capacity_vocab_) {
-      if (histogram_ != nullptr) cudaFree(histogram_);
-      histogram_ = nullptr;
-      ADAPTER_CUDA(cudaMalloc(&histogram_, (static_cast<size_t>(vocab) + 1) * 8));
-      capacity_vocab_ = vocab;
-    }
-    if (lanes > capacity_lanes_) {
-      FreeLanes();
-      ADAPTER_CUDA(cudaMalloc(&tokens_, lanes * 4));
-      ADAPTER_CUDA(cudaMalloc(&valid_, lanes));
-      ADAPTER_CUDA(cudaMalloc(&d_temperature_, lanes * 4));
-      ADAPTER_CUDA(cudaMalloc(&d_top_k_, lanes * 4));
-      ADAPTER_CUDA(cudaMalloc(&d_top_p_, lanes * 4));
-      ADAPTER_CUDA(cudaMalloc(&d_min_p_, lanes * 4));
-      capacity_lanes_ = lanes;
-    }
-    if (workspace_ == nullptr) ADAPTER_CUDA(cudaMalloc(&workspace_, kSoftmaxWorkspaceBytes));
-    if (row_states_ == nullptr) {
-      ADAPTER_CUDA(cudaMalloc(&row_states_, kRowStateBytes));
-      ADAPTER_CUDA(cudaMemset(row_states_, 0, kRowStateBytes));  // FlashInfer's caller zeroes it once
-    }
-    return true;
-  }
-
   // sample: every row's draw as defined above (window and lane of its own offset).
   int Sample(const samplecheck_plugin_batch& batch, const samplecheck_plugin_params* params, int32_t* tokens,
              std::string& error) {
@@ -349,56 +246,67 @@ class Adapter {
       return SAMPLECHECK_PLUGIN_UNSUPPORTED;
     }
     const uint32_t vocab = static_cast<uint32_t>(batch.vocab);
-    const uint32_t lanes = Lanes(vocab);
     std::vector<RowParams> rows(static_cast<size_t>(batch.rows));
     for (int64_t r = 0; r < batch.rows; ++r) {  // validate every row before drawing any
       if (!Validate(params[r], r, batch.vocab, &rows[static_cast<size_t>(r)], error)) {
         return SAMPLECHECK_PLUGIN_INVALID_ARGUMENT;
       }
     }
-    // Group the drawable rows by (kind, Philox key); within a group each launch holds at most one row per lane.
-    std::map<std::tuple<int, uint64_t>, std::vector<int64_t>> groups;
+    // Group the drawable rows by (filters and their values, Philox key): one sampling launch per group holds at
+    // most one row per output index (lane); the temperature may differ within a group (it is the softmax's).
+    std::map<std::tuple<int, int32_t, float, float, uint64_t>, std::vector<int64_t>> groups;
+    std::vector<uint64_t> row_keys(static_cast<size_t>(batch.rows));
     for (int64_t r = 0; r < batch.rows; ++r) {
       tokens[r] = SAMPLECHECK_PLUGIN_INVALID_TOKEN;
       if (!Samplable(batch.logits + r * batch.row_stride, vocab)) continue;
-      const uint64_t window = params[r].offset / lanes;
-      groups[{rows[static_cast<size_t>(r)].kind.Code(), PhiloxKey(params[r].seed, window)}].push_back(r);
+      const RowParams& rp = rows[static_cast<size_t>(r)];
+      row_keys[static_cast<size_t>(r)] = RowKey(batch.logits + r * batch.row_stride, vocab, rp);
+      groups[{rp.kind.Code(), rp.top_k, rp.top_p, rp.min_p, PhiloxKey(params[r].seed, params[r].offset / kLanes)}]
+          .push_back(r);
     }
     if (groups.empty()) return SAMPLECHECK_PLUGIN_OK;
-    if (!Ensure(vocab, lanes, error)) return SAMPLECHECK_PLUGIN_ERROR;
-    std::vector<float> host(static_cast<size_t>(vocab) * lanes);
-    std::vector<RowParams> lane_params(lanes);
-    std::vector<int32_t> out(lanes);
-    std::vector<uint8_t> ok(lanes);
+    if (!Ensure(vocab, error)) return SAMPLECHECK_PLUGIN_ERROR;
     for (auto& [group_key, members] : groups) {
       std::vector<int64_t> pending = members;
       while (!pending.empty()) {
-        std::vector<int64_t> at(lanes, -1), later;
+        // One launch: each member at its lane, at most slots_ distinct processed rows (the cache may be flushed
+        // before the launch, never during it); members left over go to a later launch with the same key.
+        std::map<uint32_t, int64_t> at;
+        std::vector<int64_t> later;
+        std::set<uint64_t> distinct;  // the processed rows of this launch, by cache key
         for (int64_t r : pending) {
-          const uint32_t l = static_cast<uint32_t>(params[r].offset % lanes);
-          if (at[l] < 0) {
-            at[l] = r;
-          } else {
-            later.push_back(r);  // the same lane twice: a later launch with the same key
+          const uint32_t l = static_cast<uint32_t>(params[r].offset % kLanes);
+          const uint64_t key = row_keys[static_cast<size_t>(r)];
+          if (at.count(l) != 0 || (distinct.count(key) == 0 && distinct.size() >= slots_)) {
+            later.push_back(r);  // the same lane twice, or more distinct rows than the cache holds: a later launch
+            continue;
           }
+          distinct.insert(key);
+          at[l] = r;
         }
-        // Filler lanes carry the group's first row and parameters (their draws are discarded).
-        const int64_t filler = pending.front();
-        for (uint32_t l = 0; l < lanes; ++l) {
-          const int64_t r = at[l] >= 0 ? at[l] : filler;
-          std::memcpy(host.data() + static_cast<size_t>(l) * vocab, batch.logits + r * batch.row_stride,
-                      static_cast<size_t>(vocab) * 4);
-          lane_params[l] = rows[static_cast<size_t>(r)];
+        if (used_slots_ + distinct.size() > slots_) Flush();
+        const uint32_t outputs = at.rbegin()->first + 1;
+        std::vector<int32_t> indices(outputs, 0);
+        for (const auto& [lane, r] : at) {
+          int32_t slot = -1;
+          if (!Prepare(batch.logits + r * batch.row_stride, vocab, rows[static_cast<size_t>(r)],
+                       row_keys[static_cast<size_t>(r)], &slot, error)) {
+            return SAMPLECHECK_PLUGIN_ERROR;
+          }
+          indices[lane] = slot;
         }
-        if (!Run(host.data(), vocab, lanes, lane_params, rows[static_cast<size_t>(filler)].kind,
-                 std::get<1>(group_key), error)) {
+        const RowParams& first = rows[static_cast<size_t>(at.begin()->second)];
+        if (!UploadOutputs(indices, first, error) ||
+            !Draw(first.kind, vocab, outputs, std::get<4>(group_key), error)) {
           return SAMPLECHECK_PLUGIN_ERROR;
         }
-        if (!Fetch(out, ok, lanes, error)) return SAMPLECHECK_PLUGIN_ERROR;
-        for (uint32_t l = 0; l < lanes; ++l) {
-          if (at[l] < 0) continue;
-          tokens[at[l]] = ok[l] && out[l] >= 0 && static_cast<uint32_t>(out[l]) < vocab ? out[l]
-                                                                                        : SAMPLECHECK_PLUGIN_INVALID_TOKEN;
+        std::vector<int32_t> out(outputs);
+        std::vector<uint8_t> ok(outputs);
+        if (!Fetch(out, ok, outputs, error)) return SAMPLECHECK_PLUGIN_ERROR;
+        for (const auto& [lane, r] : at) {
+          tokens[r] = ok[lane] && out[lane] >= 0 && static_cast<uint32_t>(out[lane]) < vocab
+                          ? out[lane]
+                          : SAMPLECHECK_PLUGIN_INVALID_TOKEN;
         }
         pending.swap(later);
       }
@@ -424,26 +332,23 @@ class Adapter {
       *invalid += draws;
       return SAMPLECHECK_PLUGIN_OK;
     }
-    const uint32_t lanes = Lanes(vocab);
-    if (!Ensure(vocab, lanes, error)) return SAMPLECHECK_PLUGIN_ERROR;
-    // The row once, then replicated on the device into every lane; the parameters of every lane are the row's.
-    if (!Upload(row, vocab, 1, error)) return SAMPLECHECK_PLUGIN_ERROR;
-    const std::vector<RowParams> lane_params(lanes, rp);
-    if (!UploadParams(lane_params, error)) return SAMPLECHECK_PLUGIN_ERROR;
+    if (!Ensure(vocab, error)) return SAMPLECHECK_PLUGIN_ERROR;
+    // The row is processed once (FlashInfer's softmax, and the masks its filters need); every output of every
+    // launch maps to it through FlashInfer's `indices`, each output its own Philox subsequence.
+    if (used_slots_ + 1 > slots_) Flush();
+    int32_t slot = -1;
+    if (!Prepare(row, vocab, rp, RowKey(row, vocab, rp), &slot, error)) return SAMPLECHECK_PLUGIN_ERROR;
+    if (!FillOutputs(kLanes, slot, rp, error)) return SAMPLECHECK_PLUGIN_ERROR;
     if (!Zero(vocab, error)) return SAMPLECHECK_PLUGIN_ERROR;
-    Replicate<<<1024, 256, 0, stream_>>>(logits_, vocab, lanes);
-    if (cudaGetLastError() != cudaSuccess) {
-      error = "FlashInfer adapter: replicating the row failed";
-      return SAMPLECHECK_PLUGIN_ERROR;
-    }
     uint64_t g = p.offset;  // draw i is the draw at offset + i (wrapping like the ABI's uint64 offsets)
     uint64_t remaining = draws;
     while (remaining > 0) {
-      const uint64_t window = g / lanes;
-      const uint32_t lo = static_cast<uint32_t>(g % lanes);
-      const uint64_t take = std::min<uint64_t>(remaining, lanes - lo);
+      const uint64_t window = g / kLanes;
+      const uint32_t lo = static_cast<uint32_t>(g % kLanes);
+      const uint64_t take = std::min<uint64_t>(remaining, kLanes - lo);
       const uint32_t hi = lo + static_cast<uint32_t>(take);
-      if (!Launch(rp.kind, vocab, lanes, PhiloxKey(p.seed, window), error)) return SAMPLECHECK_PLUGIN_ERROR;
+      // Outputs 0 .. hi - 1 (a block's draw depends on its own index, the key and the row, not on the batch size).
+      if (!Draw(rp.kind, vocab, hi, PhiloxKey(p.seed, window), error)) return SAMPLECHECK_PLUGIN_ERROR;
       CountLanes<<<(hi - lo + 255) / 256, 256, 0, stream_>>>(tokens_, valid_, lo, hi, vocab, histogram_,
                                                              histogram_ + vocab);
       if (cudaGetLastError() != cudaSuccess) {
@@ -467,6 +372,176 @@ class Adapter {
   }
 
  private:
+  // A processed row is identified by its logits and everything that shapes FlashInfer's probabilities of it:
+  // the temperature, the min-p mask (min_p when it runs) and the top-k mask of top_k_first (k when it runs).
+  struct CachedRow {
+    std::vector<float> logits;
+    float temperature;
+    int32_t mask_k;
+    float mask_min_p;
+    int32_t slot;
+  };
+
+  bool MaskFirst(const Kind& kind) const { return kind.top_k && kind.top_p && order_ == Order::kTopKFirst; }
+
+  uint64_t RowKey(const float* row, uint32_t vocab, const RowParams& rp) const {
+    uint64_t h = HashRow(row, vocab);
+    uint32_t t;
+    std::memcpy(&t, &rp.temperature, 4);
+    h = SplitMix64(h ^ t);
+    if (rp.kind.min_p_mask) {
+      uint32_t m;
+      std::memcpy(&m, &rp.min_p, 4);
+      h = SplitMix64(h ^ (uint64_t{m} << 1) ^ 1);
+    }
+    if (MaskFirst(rp.kind)) h = SplitMix64(h ^ (static_cast<uint64_t>(rp.top_k) << 2) ^ 2);
+    return h;
+  }
+
+  // The slot of `row` processed under `rp` in the cache, computing it when absent: the logits uploaded, the
+  // adapter's min-p mask (when min-p runs with top-k or top-p), FlashInfer's RadixTopKMaskLogitsMultiCTA (top-k and
+  // top-p under top_k_first), FlashInfer's OnlineSoftmax(T). Every step on this one row alone (batch size 1), so a
+  // row's probabilities do not depend on the rows drawn beside it (OnlineSoftmax picks its kernel by batch size).
+  bool Prepare(const float* row, uint32_t vocab, const RowParams& rp, uint64_t key, int32_t* slot,
+               std::string& error) {
+    using namespace flashinfer::sampling;
+    const bool mask_first = MaskFirst(rp.kind);
+    const int32_t mask_k = mask_first ? rp.top_k : 0;
+    const float mask_min_p = rp.kind.min_p_mask ? rp.min_p : 0.0f;
+    auto range = cache_.equal_range(key);
+    for (auto it = range.first; it != range.second; ++it) {
+      const CachedRow& c = it->second;
+      if (c.temperature == rp.temperature && c.mask_k == mask_k && c.mask_min_p == mask_min_p &&
+          std::memcmp(c.logits.data(), row, static_cast<size_t>(vocab) * 4) == 0) {
+        *slot = c.slot;
+        return true;
+      }
+    }
+    if (used_slots_ >= slots_) {
+      error = "FlashInfer adapter: the processed-row cache is full within one launch (an internal error)";
+      return false;
+    }
+    const int32_t s = static_cast<int32_t>(used_slots_++);
+    float* out = probs_ + static_cast<uint64_t>(s) * vocab;
+    ADAPTER_CUDA(cudaMemcpyAsync(logits_, row, static_cast<size_t>(vocab) * 4, cudaMemcpyHostToDevice, stream_));
+    float* input = logits_;
+    if (rp.kind.min_p_mask) {
+      MinPMaskLogits<<<1, 1024, 0, stream_>>>(logits_, min_p_masked_, vocab, rp.temperature, rp.min_p);
+      ADAPTER_CUDA(cudaGetLastError());
+      input = min_p_masked_;
+    }
+    if (mask_first) {
+      ADAPTER_CUDA((RadixTopKMaskLogitsMultiCTA<float, int32_t>(input, masked_, nullptr, 1,
+                                                                 static_cast<uint32_t>(rp.top_k), vocab, row_states_,
+                                                                 stream_)));
+      input = masked_;
+    }
+    ADAPTER_CUDA(OnlineSoftmax<float>(input, out, 1, vocab, nullptr, rp.temperature, workspace_,
+                                      kSoftmaxWorkspaceBytes, false, stream_));
+    ADAPTER_CUDA(cudaGetLastError());
+    cache_.emplace(key, CachedRow{std::vector<float>(row, row + vocab), rp.temperature, mask_k, mask_min_p, s});
+    *slot = s;
+    return true;
+  }
+
+  void Flush() {
+    cache_.clear();
+    used_slots_ = 0;
+  }
+
+  // Per-output arrays of one launch: indices (the processed row of each output) and the filter values, per output
+  // as vLLM passes them (per-request tensors; every output of a launch has the same values, so FlashInfer's kernels
+  // that read them by output index and those that read them by row index see the same value).
+  bool UploadOutputs(const std::vector<int32_t>& indices, const RowParams& rp, std::string& error) {
+    const uint32_t n = static_cast<uint32_t>(indices.size());
+    ADAPTER_CUDA(cudaMemcpyAsync(d_indices_, indices.data(), n * 4, cudaMemcpyHostToDevice, stream_));
+    return FillParams(n, rp, error);
+  }
+  bool FillOutputs(uint32_t n, int32_t slot, const RowParams& rp, std::string& error) {
+    Fill<int32_t><<<256, 256, 0, stream_>>>(d_indices_, n, slot);
+    ADAPTER_CUDA(cudaGetLastError());
+    return FillParams(n, rp, error);
+  }
+  bool FillParams(uint32_t outputs, const RowParams& rp, std::string& error) {
+    // TopKTopPSamplingFromProb and TopPSamplingFromProb read the values at the row index (a cache slot, which can
+    // exceed the outputs), TopKSamplingFromProb and MinPSamplingFromProb at the output index: fill both ranges.
+    const uint32_t n = std::max(outputs, slots_);
+    Fill<int32_t><<<256, 256, 0, stream_>>>(d_top_k_, n, rp.top_k);
+    Fill<float><<<256, 256, 0, stream_>>>(d_top_p_, n, rp.top_p);
+    Fill<float><<<256, 256, 0, stream_>>>(d_min_p_, n, rp.min_p);
+    ADAPTER_CUDA(cudaGetLastError());
+    return true;
+  }
+
+  // One FlashInfer sampling launch of `outputs` outputs with Philox key `key` and offset 0: output l is drawn from
+  // processed row d_indices_[l] with Philox subsequence l. tokens_ and valid_ receive the draws.
+  bool Draw(Kind kind, uint32_t vocab, uint32_t outputs, uint64_t key, std::string& error) {
+    using namespace flashinfer::sampling;
+    const uint64_t offset = 0;
+    if (kind.top_k && kind.top_p) {
+      if (MaskFirst(kind)) {
+        ADAPTER_CUDA((TopPSamplingFromProb<float, int32_t>(probs_, tokens_, valid_, d_indices_, d_top_p_, outputs,
+                                                           1.0f, vocab, true, nullptr, key, nullptr, offset,
+                                                           stream_)));
+      } else {
+        ADAPTER_CUDA((TopKTopPSamplingFromProb<float, int32_t>(probs_, d_top_k_, d_top_p_, tokens_, valid_,
+                                                               d_indices_, outputs, 0, 1.0f, vocab, true, nullptr,
+                                                               key, nullptr, offset, stream_)));
+      }
+    } else if (kind.top_k) {
+      // The launcher declares top_k_arr as float*, but TopKSamplingFromProbKernel reads it as IdType* (int32):
+      // FlashInfer's own binding (csrc/sampling.cu top_k_sampling_from_probs) passes the int32 tensor of
+      // sampling.py (maybe_top_k_arr.int()) cast to float*. So does this adapter (a float array here was our bug:
+      // the first device run drew outside the top-k set on every top-k-only case, docs/conformance.md).
+      ADAPTER_CUDA((TopKSamplingFromProb<float, int32_t>(probs_, tokens_, valid_, d_indices_,
+                                                         reinterpret_cast<float*>(d_top_k_), outputs, 0, vocab, true,
+                                                         nullptr, key, nullptr, offset, stream_)));
+    } else if (kind.top_p) {
+      ADAPTER_CUDA((TopPSamplingFromProb<float, int32_t>(probs_, tokens_, valid_, d_indices_, d_top_p_, outputs,
+                                                         1.0f, vocab, true, nullptr, key, nullptr, offset,
+                                                         stream_)));
+    } else if (kind.min_p_only) {
+      ADAPTER_CUDA((MinPSamplingFromProb<float, int32_t>(probs_, d_min_p_, tokens_, valid_, d_indices_, outputs,
+                                                         0.0f, vocab, true, nullptr, key, nullptr, offset,
+                                                         stream_)));
+    } else {
+      ADAPTER_CUDA((SamplingFromProb<float, int32_t>(probs_, tokens_, valid_, d_indices_, outputs, vocab, true,
+                                                     nullptr, key, nullptr, offset, stream_)));
+    }
+    ADAPTER_CUDA(cudaGetLastError());
+    return true;
+  }
+
+  bool Ensure(uint32_t vocab, std::string& error) {
+    ADAPTER_CUDA(cudaSetDevice(device_));
+    if (stream_ == nullptr) ADAPTER_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (vocab != vocab_) {  // the cache holds rows of one vocabulary: a new one starts it afresh
+      FreeRows();
+      Flush();
+      slots_ = static_cast<uint32_t>(std::clamp<uint64_t>(kCacheElements / vocab, 1, kMaxCachedRows));
+      ADAPTER_CUDA(cudaMalloc(&logits_, static_cast<size_t>(vocab) * 4));
+      ADAPTER_CUDA(cudaMalloc(&masked_, static_cast<size_t>(vocab) * 4));
+      ADAPTER_CUDA(cudaMalloc(&min_p_masked_, static_cast<size_t>(vocab) * 4));
+      ADAPTER_CUDA(cudaMalloc(&probs_, static_cast<size_t>(vocab) * slots_ * 4));
+      ADAPTER_CUDA(cudaMalloc(&histogram_, (static_cast<size_t>(vocab) + 1) * 8));
+      vocab_ = vocab;
+    }
+    if (tokens_ == nullptr) {
+      ADAPTER_CUDA(cudaMalloc(&tokens_, kLanes * 4));
+      ADAPTER_CUDA(cudaMalloc(&valid_, kLanes));
+      ADAPTER_CUDA(cudaMalloc(&d_indices_, kLanes * 4));
+      ADAPTER_CUDA(cudaMalloc(&d_top_k_, kLanes * 4));
+      ADAPTER_CUDA(cudaMalloc(&d_top_p_, kLanes * 4));
+      ADAPTER_CUDA(cudaMalloc(&d_min_p_, kLanes * 4));
+    }
+    if (workspace_ == nullptr) ADAPTER_CUDA(cudaMalloc(&workspace_, kSoftmaxWorkspaceBytes));
+    if (row_states_ == nullptr) {
+      ADAPTER_CUDA(cudaMalloc(&row_states_, kRowStateBytes));
+      ADAPTER_CUDA(cudaMemset(row_states_, 0, kRowStateBytes));  // FlashInfer's caller zeroes it once
+    }
+    return true;
+  }
+
   static bool Samplable(const float* row, uint32_t vocab) {
     bool above = false;
     for (uint32_t i = 0; i < vocab; ++i) {
@@ -476,28 +551,15 @@ class Adapter {
     return above;
   }
 
-  bool Upload(const float* rows, uint32_t vocab, uint32_t count, std::string& error) {
-    ADAPTER_CUDA(cudaMemcpyAsync(logits_, rows, static_cast<size_t>(vocab) * count * 4, cudaMemcpyHostToDevice,
-                                 stream_));
-    return true;
-  }
-
   bool Zero(uint32_t vocab, std::string& error) {
     ADAPTER_CUDA(cudaMemsetAsync(histogram_, 0, (static_cast<size_t>(vocab) + 1) * 8, stream_));
     return true;
   }
 
-  bool Run(const float* host, uint32_t vocab, uint32_t lanes, const std::vector<RowParams>& lane_params, Kind kind,
-           uint64_t key, std::string& error) {
-    if (!Upload(host, vocab, lanes, error)) return false;
-    if (!UploadParams(lane_params, error)) return false;
-    return Launch(kind, vocab, lanes, key, error);
-  }
-
-  bool Fetch(std::vector<int32_t>& out, std::vector<uint8_t>& ok, uint32_t lanes, std::string& error) {
+  bool Fetch(std::vector<int32_t>& out, std::vector<uint8_t>& ok, uint32_t outputs, std::string& error) {
     static_assert(sizeof(bool) == 1, "bool is one byte");
-    ADAPTER_CUDA(cudaMemcpyAsync(out.data(), tokens_, lanes * 4, cudaMemcpyDeviceToHost, stream_));
-    ADAPTER_CUDA(cudaMemcpyAsync(ok.data(), valid_, lanes, cudaMemcpyDeviceToHost, stream_));
+    ADAPTER_CUDA(cudaMemcpyAsync(out.data(), tokens_, outputs * 4, cudaMemcpyDeviceToHost, stream_));
+    ADAPTER_CUDA(cudaMemcpyAsync(ok.data(), valid_, outputs, cudaMemcpyDeviceToHost, stream_));
     ADAPTER_CUDA(cudaStreamSynchronize(stream_));
     return true;
   }
@@ -507,51 +569,40 @@ class Adapter {
       if (*p != nullptr) cudaFree(*p);
       *p = nullptr;
     }
-    capacity_elements_ = 0;
-  }
-  void FreeLanes() {
-    if (tokens_ != nullptr) cudaFree(tokens_);
-    if (valid_ != nullptr) cudaFree(valid_);
-    for (float** p : {&d_temperature_, &d_top_p_, &d_min_p_}) {
-      if (*p != nullptr) cudaFree(*p);
-      *p = nullptr;
-    }
-    if (d_top_k_ != nullptr) cudaFree(d_top_k_);
-    tokens_ = nullptr;
-    valid_ = nullptr;
-    d_top_k_ = nullptr;
-    capacity_lanes_ = 0;
+    if (histogram_ != nullptr) cudaFree(histogram_);
+    histogram_ = nullptr;
+    vocab_ = 0;
   }
   void Free() {
     FreeRows();
-    FreeLanes();
-    if (histogram_ != nullptr) cudaFree(histogram_);
-    if (workspace_ != nullptr) cudaFree(workspace_);
-    if (row_states_ != nullptr) cudaFree(row_states_);
+    for (void* p : {static_cast<void*>(tokens_), static_cast<void*>(valid_), static_cast<void*>(d_indices_),
+                    static_cast<void*>(d_top_k_), static_cast<void*>(d_top_p_), static_cast<void*>(d_min_p_),
+                    workspace_, static_cast<void*>(row_states_)}) {
+      if (p != nullptr) cudaFree(p);
+    }
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
   Order order_;
   int device_;
   cudaStream_t stream_ = nullptr;
+  uint32_t vocab_ = 0;
+  uint32_t slots_ = 0;       // processed rows the cache holds (probs_ is slots_ rows of vocab_)
+  uint32_t used_slots_ = 0;
+  std::multimap<uint64_t, CachedRow> cache_;
   float* logits_ = nullptr;
   float* masked_ = nullptr;
   float* probs_ = nullptr;
   float* min_p_masked_ = nullptr;
-  uint64_t capacity_elements_ = 0;
   int32_t* tokens_ = nullptr;
   bool* valid_ = nullptr;
-  float* d_temperature_ = nullptr;
+  int32_t* d_indices_ = nullptr;
   int32_t* d_top_k_ = nullptr;
   float* d_top_p_ = nullptr;
   float* d_min_p_ = nullptr;
-  uint32_t capacity_lanes_ = 0;
   unsigned long long* histogram_ = nullptr;
-  uint32_t capacity_vocab_ = 0;
   void* workspace_ = nullptr;
   flashinfer::sampling::RadixRowState* row_states_ = nullptr;
-  std::vector<float> h_temperature_, h_top_p_, h_min_p_;
-  std::vector<int32_t> h_top_k_;
 };
 
 }  // namespace

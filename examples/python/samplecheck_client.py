@@ -36,6 +36,17 @@ PARAMS = struct.Struct("<dqddQQ")  # temperature, top_k, top_p, min_p, seed, off
 INVALID_TOKEN = -1
 
 
+def replica_lanes(vocab, on_cuda):
+    """L(V) for the engine clients (torch_client.py, transformers_client.py): copies of a row per engine step when
+    draws are counted over replicated rows; a power of two with L * V <= 2^27 elements on cuda (512 MiB of fp32 a
+    step: 1024 copies at V = 131072) or 2^16 on the cpu, at most 2^20. A function of V and the device only."""
+    budget = (1 << 27) if on_cuda else (1 << 16)
+    lanes = 1
+    while lanes * 2 <= (1 << 20) and lanes * 2 * vocab <= budget:
+        lanes *= 2
+    return lanes
+
+
 class SamplerError(Exception):
     """Raised by a sampler to answer ERROR with a code (ERR_*) and a message."""
 

@@ -20,8 +20,8 @@ The draw is vLLM's random_sample: q = empty_like(probs).exponential_(), token = 
 race), one call over the whole [batch, V] step, as vLLM does for the requests of a batch without their own generator.
 Draws are counted through that per-step path on replicated rows (copies of a row in one step are independent
 draws, as the requests of one batch are):
-  lanes L(V) = the largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536, a function of
-  V and the device only; the draw at (seed, offset g) is lane g % L of one step over L copies of the row, the noise
+  lanes L(V) = the largest power of two with L * V <= 2^27 on cuda (2^16 on the cpu), at most 2^20, a function of
+  V and the device only (samplecheck_client.replica_lanes); the draw at (seed, offset g) is lane g % L of one step over L copies of the row, the noise
   of that step drawn by a torch.Generator seeded from (seed, g // L) (a window).
 SAMPLE draws every row that way (one step per distinct (seed, window); the noise of a window does not depend on the
 row), COUNT steps window after window and bincounts the lanes it needs, so draw i of COUNT is the SAMPLE draw at
@@ -55,12 +55,8 @@ def _generator(device, seed, offset):
 
 
 def lanes_for(vocab, device):
-    """L(V): copies of a row per step, a power of two with L * V <= 2^24 (cuda) or 2^16 (cpu), at most 65536."""
-    budget = (1 << 24) if device.type == "cuda" else (1 << 16)
-    lanes = 1
-    while lanes * 2 <= 65536 and lanes * 2 * vocab <= budget:
-        lanes *= 2
-    return lanes
+    """L(V): copies of a row per step (samplecheck_client.replica_lanes)."""
+    return sc.replica_lanes(vocab, device.type == "cuda")
 
 
 class TorchVllmSampler(sc.VllmSampler):
