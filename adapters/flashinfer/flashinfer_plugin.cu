@@ -33,7 +33,7 @@
 // The adapter processes each distinct row once (its logits, the masks its filters need, FlashInfer's OnlineSoftmax
 // on that row alone, batch size 1, so its probabilities do not depend on the rows beside it; kept in a device cache
 // of processed rows) and draws through indices. The draw of a request (seed s, offset g) is
-//   window w = g / 2^20, output l = g % 2^20:  output l of a sampling launch with Philox key
+//   window w = g / 2^13, output l = g % 2^13:  output l of a sampling launch with Philox key
 //                                              SplitMix64(SplitMix64(s) + w), FlashInfer offset 0, indices[l] = the
 //                                              request's processed row.
 // An output's token depends on its index, the key and its row only (not on the batch size), so draw i of
@@ -73,9 +73,12 @@
 
 namespace {
 
-constexpr uint64_t kLanes = uint64_t{1} << 20;           // outputs (draws) per Philox key: one window
+// Outputs (draws) per Philox key, one window: enough blocks to fill the GPU in one launch, few enough that a
+// sample() launch for one row at output g mod kLanes wastes little (a launch draws outputs 0 .. its largest).
+constexpr uint64_t kLanes = uint64_t{1} << 13;
 constexpr uint64_t kCacheElements = uint64_t{1} << 26;   // processed rows kept on the device: 256 MiB of fp32
 constexpr uint64_t kMaxCachedRows = 4096;
+static_assert(kMaxCachedRows <= kLanes, "the per-output arrays are also read at the cache slot");
 constexpr size_t kSoftmaxWorkspaceBytes = size_t{64} << 20;
 constexpr size_t kRowStateBytes = size_t{4} << 20;
 
