@@ -25,6 +25,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include <cmath>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -329,27 +330,34 @@ struct RowResult {
   int32_t token;
 };
 
-constexpr int kRowUnroll = 16;  // loads in flight per thread in the row pass
+// Loads in flight per thread in the row pass: 32 when every row has an SM of its own (one block per SM, 128
+// registers), 16 otherwise (three blocks per SM, which the bandwidth needs more). The per-thread order of the sums
+// is the same for both.
+constexpr int kRowUnrollFew = 32;
+constexpr int kRowUnrollMany = 16;
 
 // Thread-strided pass over a row (thread t: ids t, t + 512, ... in order, as CheckTargetRow's loop): the first id
 // (per thread) for which bad(v) holds goes to *first_bad; the values before it are summed in order, in double.
-template <class Bad>
+template <int kRowUnroll, class Bad>
 __device__ __forceinline__ double StridedRowPass(const float* row, int64_t vocab, const Bad& bad, int32_t* first_bad) {
   double sum = 0;
   int32_t fb = INT32_MAX;
   for (int64_t base = threadIdx.x; base < vocab; base += static_cast<int64_t>(kChainThreads) * kRowUnroll) {
+    const float* ptr = row + base;
+    const int64_t left = vocab - base;  // ids base + u * 512 with u * 512 < left are in the row
     float v[kRowUnroll];
+    if (left > static_cast<int64_t>(kChainThreads) * (kRowUnroll - 1)) {
 #pragma unroll
-    for (int u = 0; u < kRowUnroll; ++u) {
-      const int64_t y = base + static_cast<int64_t>(u) * kChainThreads;
-      v[u] = y < vocab ? __ldg(row + y) : 0.0f;
+      for (int u = 0; u < kRowUnroll; ++u) v[u] = __ldg(ptr + u * kChainThreads);
+    } else {
+#pragma unroll
+      for (int u = 0; u < kRowUnroll; ++u) v[u] = u * kChainThreads < left ? __ldg(ptr + u * kChainThreads) : 0.0f;
     }
 #pragma unroll
     for (int u = 0; u < kRowUnroll; ++u) {
-      const int64_t y = base + static_cast<int64_t>(u) * kChainThreads;
-      if (y < vocab && fb == INT32_MAX) {
+      if (u * kChainThreads < left && fb == INT32_MAX) {
         if (bad(v[u])) {
-          fb = static_cast<int32_t>(y);
+          fb = static_cast<int32_t>(base + u * kChainThreads);
         } else {
           sum += v[u];
         }
@@ -372,8 +380,10 @@ struct BadDraftProb {
 };
 
 // Block r < target_rows: target row r; else draft row r - target_rows.
-__global__ void __launch_bounds__(kChainThreads) RowPassKernel(ChainArgs a, int64_t target_rows, RowResult* target_out,
-                                                                RowResult* draft_out) {
+template <int kRowUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kChainThreads, kMinBlocks) RowPassKernel(ChainArgs a, int64_t target_rows,
+                                                                            RowResult* target_out,
+                                                                            RowResult* draft_out) {
   __shared__ typename BlockSumD::TempStorage temp;
   __shared__ int32_t min_token;
   const int64_t r = blockIdx.x;
@@ -397,11 +407,11 @@ __global__ void __launch_bounds__(kChainThreads) RowPassKernel(ChainArgs a, int6
   int32_t fb = INT32_MAX;
   double sum = 0;
   if (target && status == kRowGreedy) {
-    StridedRowPass(values, a.vocab, PositiveProb{}, &fb);
+    StridedRowPass<kRowUnroll>(values, a.vocab, PositiveProb{}, &fb);
   } else if (target) {
-    sum = StridedRowPass(values, a.vocab, BadTargetProb{}, &fb);
+    sum = StridedRowPass<kRowUnroll>(values, a.vocab, BadTargetProb{}, &fb);
   } else {
-    sum = StridedRowPass(values, a.vocab, BadDraftProb{}, &fb);
+    sum = StridedRowPass<kRowUnroll>(values, a.vocab, BadDraftProb{}, &fb);
   }
   if (fb != INT32_MAX) atomicMin(&min_token, fb);
   __syncthreads();
@@ -553,48 +563,63 @@ __device__ __forceinline__ const float* DrawQ(const ChainArgs& a, const Decision
   return a.q ? a.q + (d.d0 + d.n) * a.vocab : nullptr;
 }
 
-constexpr int kChunkUnroll = kDrawChunk / kChunkThreads;  // 8 ids per thread
+constexpr int kChunkUnroll = kDrawChunk / kChunkThreads;  // 8 ids per thread and chunk
+constexpr int kChunksPerBlock = 4;                         // one decision per 4 chunks
 
-// Grid (batch, chunks).
+// The sum of v over the block (thread 0's result; integer, so any order). Collective.
+__device__ __forceinline__ uint64_t BlockSumU64(uint64_t v, uint64_t* warp_sums) {
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(kFullMask, v, d);
+  __syncthreads();  // warp_sums reuse
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = v;
+  __syncthreads();
+  uint64_t total = 0;
+  if (threadIdx.x == 0) {
+    for (int w = 0; w < kChunkThreads / 32; ++w) total += warp_sums[w];
+  }
+  return total;
+}
+
+// Grid (batch, ceil(chunks / kChunksPerBlock)): block (b, y) decides request b and, for a draw, sums chunks
+// y * kChunksPerBlock ... of the draw row.
 __global__ void __launch_bounds__(kChunkThreads) ChunkKernel(ChainArgs a, const RowResult* trows,
                                                               const RowResult* drows, int32_t chunks,
                                                               Decision* decisions, ChunkSums* sums) {
-  using BlockSumU64 = cub::BlockReduce<uint64_t, kChunkThreads>;
-  __shared__ typename BlockSumU64::TempStorage temp;
+  __shared__ uint64_t warp_sums[kChunkThreads / 32];
   __shared__ Decision dec;
   const int64_t b = blockIdx.x;
-  const int32_t c = static_cast<int32_t>(blockIdx.y);
   if (threadIdx.x < 32) Decide(a, trows, drows, b, &dec);
   __syncthreads();
-  if (c == 0 && threadIdx.x == 0) decisions[b] = dec;
+  if (blockIdx.y == 0 && threadIdx.x == 0) decisions[b] = dec;
   if (dec.diag.code != kChainOk || dec.mode == 0) return;
   const float* p = DrawP(a, dec);
-  const int64_t begin = static_cast<int64_t>(c) * kDrawChunk;
-  const int64_t end = min(a.vocab, begin + kDrawChunk);
-  uint64_t rs = 0, ts = 0;
-  if (dec.mode == 1) {
-    const ResidualWeight rw{p, DrawQ(a, dec), dec.qsum, dec.x};
-    const TargetWeight tw{p};
+  const ResidualWeight rw{p, DrawQ(a, dec), dec.qsum, dec.x};
+  const TargetWeight tw{p};
+  for (int k = 0; k < kChunksPerBlock; ++k) {
+    const int32_t c = static_cast<int32_t>(blockIdx.y) * kChunksPerBlock + k;
+    if (c >= chunks) break;  // block-uniform
+    const int64_t begin = static_cast<int64_t>(c) * kDrawChunk;
+    const int64_t end = min(a.vocab, begin + kDrawChunk);
+    uint64_t rs = 0, ts = 0;
+    if (dec.mode == 1) {
 #pragma unroll
-    for (int u = 0; u < kChunkUnroll; ++u) {
-      const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
-      if (y < end) {
-        rs += rw(y);
-        ts += tw(y);
+      for (int u = 0; u < kChunkUnroll; ++u) {
+        const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
+        if (y < end) {
+          rs += rw(y);
+          ts += tw(y);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kChunkUnroll; ++u) {
+        const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
+        if (y < end) ts += tw(y);
       }
     }
-  } else {
-    const TargetWeight tw{p};
-#pragma unroll
-    for (int u = 0; u < kChunkUnroll; ++u) {
-      const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
-      if (y < end) ts += tw(y);
-    }
+    const uint64_t rsum = BlockSumU64(rs, warp_sums);
+    const uint64_t tsum = BlockSumU64(ts, warp_sums);
+    if (threadIdx.x == 0) sums[b * chunks + c] = ChunkSums{rsum, tsum};
   }
-  const uint64_t rsum = BlockSumU64(temp).Sum(rs);
-  __syncthreads();
-  const uint64_t tsum = BlockSumU64(temp).Sum(ts);
-  if (threadIdx.x == 0) sums[b * chunks + c] = ChunkSums{rsum, tsum};
 }
 
 // The first id in [begin, end) whose inclusive prefix (from begin) exceeds local; -1 if none. Collective.
@@ -791,16 +816,46 @@ std::string Num(double v) {
 Status Invalid(const std::string& message) { return {ErrorCode::kInvalidArgument, message}; }
 
 // Stream-ordered device allocations released together (in stream order) when the scope ends.
+// The chain's scratch comes from a stream-ordered pool of its own per device (created once, never destroyed) that
+// keeps up to kPoolKeepBytes reserved across synchronizations: the default pool releases its memory at every
+// synchronization (release threshold 0), so every call would map its scratch anew (tens of microseconds). Null
+// (the default pool is used) when the pool cannot be created.
+constexpr uint64_t kPoolKeepBytes = uint64_t{256} << 20;
+
+cudaMemPool_t ChainPool() {
+  static std::mutex mu;
+  static std::vector<cudaMemPool_t> pools;  // by device
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (pools.size() <= static_cast<size_t>(device)) pools.resize(static_cast<size_t>(device) + 1, nullptr);
+  if (pools[device] == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) return nullptr;
+    uint64_t keep = kPoolKeepBytes;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    pools[device] = pool;
+  }
+  return pools[device];
+}
+
 class StreamScratch {
  public:
-  explicit StreamScratch(cudaStream_t stream) : stream_(stream) {}
+  explicit StreamScratch(cudaStream_t stream) : stream_(stream), pool_(ChainPool()) {}
   ~StreamScratch() {
     for (void* p : ptrs_) cudaFreeAsync(p, stream_);
   }
   template <class T>
   Status Alloc(size_t n, T** out) {
     void* p = nullptr;
-    Status st = CudaError(cudaMallocAsync(&p, std::max<size_t>(n, 1) * sizeof(T), stream_), "cudaMallocAsync(chain)");
+    const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+    Status st = CudaError(pool_ ? cudaMallocFromPoolAsync(&p, bytes, pool_, stream_) : cudaMallocAsync(&p, bytes, stream_),
+                          "cudaMallocAsync(chain)");
     if (!st.ok()) return st;
     ptrs_.push_back(p);
     *out = static_cast<T*>(p);
@@ -816,6 +871,7 @@ class StreamScratch {
 
  private:
   cudaStream_t stream_;
+  cudaMemPool_t pool_;
   std::vector<void*> ptrs_;
 };
 
@@ -1043,10 +1099,24 @@ Status VerifyChainBatch(const ChainBatch& c, Profile profile, const ChainOutputs
   auto* rows = reinterpret_cast<detail::RowResult*>(base);
   auto* decisions = reinterpret_cast<detail::Decision*>(base + align(row_bytes));
   auto* sums = reinterpret_cast<detail::ChunkSums*>(base + align(row_bytes) + align(dec_bytes));
-  detail::RowPassKernel<<<static_cast<unsigned>(target_rows + draft_rows), detail::kChainThreads, 0, stream>>>(
-      s.args, target_rows, rows, rows + target_rows);
-  detail::ChunkKernel<<<dim3(static_cast<unsigned>(c.batch), static_cast<unsigned>(chunks)), detail::kChunkThreads, 0,
-                        stream>>>(s.args, rows, rows + target_rows, chunks, decisions, sums);
+  int device = 0, sms = 0;
+  if (Status st = detail::CudaError(cudaGetDevice(&device), "cudaGetDevice"); !st.ok()) return st;
+  if (Status st = detail::CudaError(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                                    "cudaDeviceGetAttribute(SMs)");
+      !st.ok()) {
+    return st;
+  }
+  const unsigned row_blocks = static_cast<unsigned>(target_rows + draft_rows);
+  if (target_rows + draft_rows <= sms) {
+    detail::RowPassKernel<detail::kRowUnrollFew, 1><<<row_blocks, detail::kChainThreads, 0, stream>>>(
+        s.args, target_rows, rows, rows + target_rows);
+  } else {
+    detail::RowPassKernel<detail::kRowUnrollMany, 3><<<row_blocks, detail::kChainThreads, 0, stream>>>(
+        s.args, target_rows, rows, rows + target_rows);
+  }
+  const int32_t chunk_blocks = (chunks + detail::kChunksPerBlock - 1) / detail::kChunksPerBlock;
+  detail::ChunkKernel<<<dim3(static_cast<unsigned>(c.batch), static_cast<unsigned>(chunk_blocks)),
+                        detail::kChunkThreads, 0, stream>>>(s.args, rows, rows + target_rows, chunks, decisions, sums);
   detail::FinalizeKernel<<<static_cast<unsigned>(c.batch), detail::kChainThreads, 0, stream>>>(
       s.args, decisions, sums, chunks, o.accepted, o.emitted, o.diag);
   return detail::CudaError(cudaGetLastError(), "chain kernels launch");
