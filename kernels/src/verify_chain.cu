@@ -5,15 +5,19 @@
 //     kept sets and the greedy rule are the sampler's) over all target rows of the batch with each request's
 //     parameters, and over the draft logits rows with the draft's (kLogits). Target probabilities
 //     (kProbabilities) are taken as given. Result: fp32 p rows (and q rows) plus each row's RowStatus.
-//  2. The chain: one 512-thread block per request (ChainKernel): it checks every row in the reference's order
-//     (target rows 0..g, then draft rows 0..g-1: the first bad value is reported, as ComputeChainLaws does),
-//     sums each draft row (q is normalized by its sum, as DraftFromProbabilities does), finds greedy rows' tokens,
-//     then walks positions j = 1..g: coin u_j (words 2, 3 of Philox block offset + j - 1, or the scripted slot),
-//     accept iff u_j * q_j(x_j) < p_j(x_j); the first rejection draws with d_j (words 0, 1 of the same block, the
-//     uniform SampleFromLogits uses at that counter) from max(0, p_j - q_j); all accepted: d_{g+1} from p_{g+1}.
-//     A draw is an inverse CDF in ascending id over 2^-52 fixed-point weights: exact integer prefix sums, the
-//     token is the first whose inclusive prefix exceeds DrawTarget(d, S) (philox_uniform.cuh). A thread owns a
-//     contiguous chunk of ids; a block scan of the chunk sums finds the owner of the target, which walks its chunk.
+//  2. The chain, three launches (the section "VerifyChainBatch: three launches" below):
+//     RowPassKernel, one block per row over every row of the batch at once: checks it in the reference's order of
+//     values (the first bad value is reported, as ComputeChainLaws does), sums each draft row (q is normalized by
+//     its sum, as DraftFromProbabilities does) and finds greedy rows' tokens;
+//     ChunkKernel, blocks over (request, chunk of ids): decides the request from the row results in the
+//     reference's order (target rows 0..g, then draft rows 0..g-1: the first error wins), then positions
+//     j = 1..g: coin u_j (words 2, 3 of Philox block offset + j - 1, or the scripted slot), accept iff
+//     u_j * q_j(x_j) < p_j(x_j); the first rejection draws with d_j (words 0, 1 of the same block, the uniform
+//     SampleFromLogits uses at that counter) from max(0, p_j - q_j); all accepted: d_{g+1} from p_{g+1}; a draw's
+//     blocks sum the 2^-52 fixed-point weights of their chunk of the one row drawn from (coalesced);
+//     FinalizeKernel, one block per request: the exclusive scan of the chunk sums locates the chunk holding
+//     DrawTarget(d, S), a tiled block scan of that chunk finds the token: the first id whose inclusive prefix
+//     exceeds DrawTarget(d, S) (philox_uniform.cuh). Integer sums are associative: the same token as any order.
 // VerifyChainRepeated prepares one request's rows once (PrepareKernel: the same row checks and weights, written as
 // inclusive prefix arrays) and then runs one thread per trial (TrialKernel: binary searches of the same prefixes),
 // so a trial's tokens equal VerifyChainBatch's for that trial alone.
@@ -21,6 +25,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include <cmath>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -259,9 +264,9 @@ __device__ bool CheckDraftRow(ChainShared& sh, int64_t vocab, const RowCheck& r,
 
 struct ChainArgs {
   int64_t vocab;
-  const int64_t* target_row;   // batch: first target row of request b
-  const int64_t* draft_row;    // batch: first draft row / token of request b
-  const int32_t* g;            // batch
+  int64_t batch;
+  int32_t g_scalar;            // every request's g when layout is null
+  const int64_t* layout;       // null (uniform g), or 3 batch values: first target row, first draft row, g
   const float* p;              // target probabilities (packed rows)
   const int32_t* p_status;     // per target row, or null (probabilities given)
   const float* q;              // draft probabilities (packed rows), or null (one-hot)
@@ -271,6 +276,17 @@ struct ChainArgs {
   const uint64_t* offset;
   const double* scripted;
 };
+
+// Request b's g, its first target row and its first draft row / token.
+__device__ __forceinline__ int32_t ChainG(const ChainArgs& a, int64_t b) {
+  return a.layout ? static_cast<int32_t>(a.layout[2 * a.batch + b]) : a.g_scalar;
+}
+__device__ __forceinline__ int64_t TargetRow0(const ChainArgs& a, int64_t b) {
+  return a.layout ? a.layout[b] : b * (a.g_scalar + 1);
+}
+__device__ __forceinline__ int64_t DraftRow0(const ChainArgs& a, int64_t b) {
+  return a.layout ? a.layout[a.batch + b] : b * a.g_scalar;
+}
 
 // Checks request b's rows in the reference's order (all target rows, then the draft rows). Collective.
 __device__ bool CheckRequest(ChainShared& sh, const ChainArgs& a, int64_t t0, int64_t d0, int32_t g) {
@@ -292,77 +308,393 @@ __device__ bool ScriptedValid(const double* s, int32_t g) {
   return true;
 }
 
-__global__ void __launch_bounds__(kChainThreads) ChainKernel(ChainArgs a, int32_t* accepted, int32_t* emitted,
-                                                              ChainDiag* diag) {
-  __shared__ ChainShared sh;
-  const int64_t b = blockIdx.x;
-  const int32_t g = a.g[b];
-  const int64_t t0 = a.target_row[b], d0 = a.draft_row[b];
-  const double* scripted = a.scripted ? a.scripted + b * kChainScriptedStride : nullptr;
-  if (threadIdx.x == 0) sh.diag = ChainDiag{};
+// ---- VerifyChainBatch: three launches ----------------------------------------------------------------------------
+//  RowPassKernel  one 512-thread block per row (every target row, every draft row): the row's check and sum, in
+//                 exactly the order (and with the same block reduction) CheckTargetRow / CheckDraftRow use, so q's
+//                 sum, and with it every decision, is bit-identical to the single-block path (VerifyChainRepeated).
+//  ChunkKernel    (request, chunk of kDrawChunk ids): warp 0 decides the request from the row results, the draft
+//                 tokens' p_j(x_j), q_j(x_j) and the coins (one lane per position); if a draw is needed the block
+//                 sums the fixed-point weights (residual and target) of its chunk of the draw row, coalesced.
+//  FinalizeKernel one block per request: the chunk sums' exclusive scan locates the chunk holding DrawTarget(d, S),
+//                 a tiled block scan of that chunk alone finds the token; writes accepted, emitted and diag.
+// Integer sums are associative, so the token (the first id whose inclusive prefix exceeds DrawTarget(d, S)) is the
+// one BlockDraw / SearchPrefix find.
+
+// What RowPassKernel learns of one row. Target rows: code kChainOk or kChainTargetRowInvalid; token = the greedy
+// token (kRowGreedy rows: the first id with p > 0, or -1) when ok, else the bad id or -1; value = the bad value or
+// sum. Draft rows: code kChainOk / kChainDraftRowInvalid / kChainDraftValueInvalid / kChainDraftSumInvalid; value =
+// the row's sum when ok (q is normalized by it), else the bad value or sum; token = the bad id or -1.
+struct RowResult {
+  double value;
+  int32_t code;
+  int32_t token;
+};
+
+// Loads in flight per thread in the row pass: 32 when every row has an SM of its own (one block per SM, 128
+// registers), 16 otherwise (three blocks per SM, which the bandwidth needs more). The per-thread order of the sums
+// is the same for both.
+constexpr int kRowUnrollFew = 32;
+constexpr int kRowUnrollMany = 16;
+
+// Thread-strided pass over a row (thread t: ids t, t + 512, ... in order, as CheckTargetRow's loop): the first id
+// (per thread) for which bad(v) holds goes to *first_bad; the values before it are summed in order, in double.
+template <int kRowUnroll, class Bad>
+__device__ __forceinline__ double StridedRowPass(const float* row, int64_t vocab, const Bad& bad, int32_t* first_bad) {
+  double sum = 0;
+  int32_t fb = INT32_MAX;
+  for (int64_t base = threadIdx.x; base < vocab; base += static_cast<int64_t>(kChainThreads) * kRowUnroll) {
+    const float* ptr = row + base;
+    const int64_t left = vocab - base;  // ids base + u * 512 with u * 512 < left are in the row
+    float v[kRowUnroll];
+    if (left > static_cast<int64_t>(kChainThreads) * (kRowUnroll - 1)) {
+#pragma unroll
+      for (int u = 0; u < kRowUnroll; ++u) v[u] = __ldg(ptr + u * kChainThreads);
+    } else {
+#pragma unroll
+      for (int u = 0; u < kRowUnroll; ++u) v[u] = u * kChainThreads < left ? __ldg(ptr + u * kChainThreads) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kRowUnroll; ++u) {
+      if (u * kChainThreads < left && fb == INT32_MAX) {
+        if (bad(v[u])) {
+          fb = static_cast<int32_t>(base + u * kChainThreads);
+        } else {
+          sum += v[u];
+        }
+      }
+    }
+    if (fb != INT32_MAX) break;
+  }
+  *first_bad = fb;
+  return sum;
+}
+
+struct BadTargetProb {
+  __device__ bool operator()(float v) const { return !(v >= 0.0f && v <= 1.0f); }
+};
+struct PositiveProb {
+  __device__ bool operator()(float v) const { return v > 0.0f; }
+};
+struct BadDraftProb {
+  __device__ bool operator()(float v) const { return !(v >= 0.0f && v <= 3.4028234663852886e38f); }
+};
+
+// Block r < target_rows: target row r; else draft row r - target_rows.
+template <int kRowUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kChainThreads, kMinBlocks) RowPassKernel(ChainArgs a, int64_t target_rows,
+                                                                            RowResult* target_out,
+                                                                            RowResult* draft_out) {
+  __shared__ typename BlockSumD::TempStorage temp;
+  __shared__ int32_t min_token;
+  const int64_t r = blockIdx.x;
+  const bool target = r < target_rows;
+  const int64_t row = target ? r : r - target_rows;
+  RowResult* out = target ? target_out + row : draft_out + row;
+  const int32_t status = target ? (a.p_status ? a.p_status[row] : -1) : (a.q_status ? a.q_status[row] : -1);
+  if (status >= 0 && status != kRowSampled && status != kRowGreedy) {
+    if (threadIdx.x == 0) {
+      *out = RowResult{0.0, target ? int32_t{kChainTargetRowInvalid} : int32_t{kChainDraftRowInvalid}, -1};
+    }
+    return;
+  }
+  if (target && status == kRowSampled) {
+    if (threadIdx.x == 0) *out = RowResult{0.0, kChainOk, -1};
+    return;
+  }
+  if (threadIdx.x == 0) min_token = INT32_MAX;
   __syncthreads();
-  int32_t* out = emitted + b * kChainEmittedStride;
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < kChainEmittedStride; ++i) out[i] = kInvalidToken;
+  const float* values = (target ? a.p : a.q) + row * a.vocab;
+  int32_t fb = INT32_MAX;
+  double sum = 0;
+  if (target && status == kRowGreedy) {
+    StridedRowPass<kRowUnroll>(values, a.vocab, PositiveProb{}, &fb);
+  } else if (target) {
+    sum = StridedRowPass<kRowUnroll>(values, a.vocab, BadTargetProb{}, &fb);
+  } else {
+    sum = StridedRowPass<kRowUnroll>(values, a.vocab, BadDraftProb{}, &fb);
   }
-  if (scripted != nullptr && !ScriptedValid(scripted, g)) {
-    if (threadIdx.x == 0) {
-      sh.diag = ChainDiag{kChainBadParams, 0, -1, 0, 0.0};
-      accepted[b] = -1;
-      if (diag) diag[b] = sh.diag;
-    }
+  if (fb != INT32_MAX) atomicMin(&min_token, fb);
+  __syncthreads();
+  const int32_t found = min_token;
+  if (target && status == kRowGreedy) {
+    if (threadIdx.x == 0) *out = RowResult{0.0, kChainOk, found == INT32_MAX ? -1 : found};
     return;
   }
-  if (!CheckRequest(sh, a, t0, d0, g)) {
-    if (threadIdx.x == 0) {
-      accepted[b] = -1;
-      if (diag) diag[b] = sh.diag;
-    }
-    return;
+  const double total = BlockSumD(temp).Sum(sum);  // valid in thread 0
+  if (threadIdx.x != 0) return;
+  if (found != INT32_MAX) {
+    *out = RowResult{static_cast<double>(values[found]),
+                     target ? int32_t{kChainTargetRowInvalid} : int32_t{kChainDraftValueInvalid}, found};
+  } else if (!(fabs(total - 1.0) <= kDraftSumTol)) {
+    *out = RowResult{total, target ? int32_t{kChainTargetRowInvalid} : int32_t{kChainDraftSumInvalid}, -1};
+  } else {
+    *out = RowResult{target ? 0.0 : total, kChainOk, -1};
   }
-  const uint64_t seed = a.seed[b], offset = a.offset[b];
-  int32_t n = 0;
-  for (int32_t j = 1; j <= g; ++j) {
-    const float* p = a.p + (t0 + j - 1) * a.vocab;
-    const float* q = a.q ? a.q + (d0 + j - 1) * a.vocab : nullptr;
-    const int32_t x = a.tokens[d0 + j - 1];
-    const double qsum = q ? sh.qsum[j - 1] : 1.0;
-    if (x < 0 || x >= a.vocab || (q != nullptr && !(q[x] > 0.0f))) {
-      if (threadIdx.x == 0) {  // an error emits nothing: the tokens accepted so far are withdrawn
-        for (int32_t k = 0; k < n; ++k) out[k] = kInvalidToken;
-        accepted[b] = -1;
-        const ChainDiag d{kChainDraftTokenImpossible, j, x, 0, 0.0};
-        if (diag) diag[b] = d;
+}
+
+// A request's outcome before its draw.
+struct Decision {
+  ChainDiag diag;   // code != kChainOk: the error (nothing is emitted)
+  int64_t t0, d0;   // first target row, first draft row
+  int32_t n;        // tokens accepted; the emitted token comes from position row n (target row t0 + n)
+  int32_t token;    // the emitted token when known without a draw (greedy), else -1
+  int32_t mode;     // 0: no draw; 1: residual draw (falling back to p when the residual is 0); 2: draw from p
+  int32_t x;        // the rejected draft token (one-hot residual)
+  double qsum;      // q's sum at row n (1 for one-hot)
+  double d;         // the draw uniform
+};
+
+struct ChunkSums {
+  uint64_t residual;
+  uint64_t target;
+};
+
+constexpr int kChunkThreads = 256;
+constexpr int64_t kDrawChunk = 2048;  // ids per chunk: ceil(kMaxVocab / 2048) = 512 chunks at most
+static_assert((kMaxVocab + kDrawChunk - 1) / kDrawChunk <= kChainThreads, "FinalizeKernel scans the chunks in one pass");
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Warp 0 of a block (all 32 lanes) decides request b as ChainKernel's walk did: scripted uniforms, then the rows in
+// the reference's order (target rows 0..g, draft rows 0..g-1: the first error), then positions j = 1..g (lane
+// j - 1): the first position whose token is impossible (an error) or rejected ends the chain. Lane 0 or the
+// deciding lane writes *dec.
+__device__ void Decide(const ChainArgs& a, const RowResult* trows, const RowResult* drows, int64_t b, Decision* dec) {
+  const int lane = static_cast<int>(threadIdx.x);
+  const int32_t g = ChainG(a, b);
+  const int64_t t0 = TargetRow0(a, b), d0 = DraftRow0(a, b);
+  const double* scripted = a.scripted ? a.scripted + b * kChainScriptedStride : nullptr;
+  Decision r;
+  r.diag = ChainDiag{};
+  r.t0 = t0;
+  r.d0 = d0;
+  r.n = 0;
+  r.token = -1;
+  r.mode = 0;
+  r.x = -1;
+  r.qsum = 1.0;
+  r.d = 0.0;
+  if (scripted != nullptr) {
+    bool bad = false;
+    for (int i = lane; i < 2 * (g + 1); i += 32) bad |= !(scripted[i] >= 0.0 && scripted[i] < 1.0);
+    if (__any_sync(kFullMask, bad)) {
+      if (lane == 0) {
+        r.diag = ChainDiag{kChainBadParams, 0, -1, 0, 0.0};
+        *dec = r;
       }
       return;
     }
-    const int32_t greedy = sh.greedy[j - 1];
-    const bool accept = greedy >= 0 ? x == greedy : Accepts(ChainCoin(seed, offset, j, scripted),
-                                                             DraftProb(q, qsum, x, x), p[x]);
-    if (accept) {
-      if (threadIdx.x == 0) out[n] = x;
-      ++n;
-      continue;
+  }
+  unsigned m = __ballot_sync(kFullMask, lane <= g && trows[t0 + lane].code != kChainOk);
+  if (m == 0 && a.q != nullptr) {
+    const unsigned md = __ballot_sync(kFullMask, lane < g && drows[d0 + lane].code != kChainOk);
+    if (md != 0) {
+      if (lane == 0) {
+        const int32_t j = __ffs(static_cast<int>(md)) - 1;
+        const RowResult rr = drows[d0 + j];
+        r.diag = ChainDiag{rr.code, j + 1, rr.token, 0, rr.value};
+        *dec = r;
+      }
+      return;
     }
-    int32_t token = greedy;
-    if (greedy < 0) {
-      const double d = ChainDraw(seed, offset, j, scripted);
-      token = BlockDraw(sh, a.vocab, d, ResidualWeight{p, q, qsum, x});
-      if (token < 0) token = BlockDraw(sh, a.vocab, d, TargetWeight{p});  // p == q: the residual is p itself
-    }
-    if (threadIdx.x == 0) {
-      out[n] = token;
-      accepted[b] = n;
-      if (diag) diag[b] = ChainDiag{};
+  } else if (m != 0) {
+    if (lane == 0) {
+      const int32_t j = __ffs(static_cast<int>(m)) - 1;
+      const RowResult rr = trows[t0 + j];
+      r.diag = ChainDiag{rr.code, j + 1, rr.token, 0, rr.value};
+      *dec = r;
     }
     return;
   }
-  const float* p = a.p + (t0 + g) * a.vocab;
-  int32_t token = sh.greedy[g];
-  if (token < 0) token = BlockDraw(sh, a.vocab, ChainDraw(seed, offset, g + 1, scripted), TargetWeight{p});
+  bool stop = false, impossible = false;
+  int32_t x = -1, greedy = -1;
+  double qsum = 1.0;
+  if (lane < g) {
+    const int32_t j = lane + 1;
+    const float* p = a.p + (t0 + lane) * a.vocab;
+    const float* q = a.q ? a.q + (d0 + lane) * a.vocab : nullptr;
+    x = a.tokens[d0 + lane];
+    qsum = q ? drows[d0 + lane].value : 1.0;
+    impossible = x < 0 || x >= a.vocab || (q != nullptr && !(q[x] > 0.0f));
+    if (impossible) {
+      stop = true;
+    } else {
+      greedy = trows[t0 + lane].token;
+      const bool accept = greedy >= 0 ? x == greedy
+                                      : Accepts(ChainCoin(a.seed[b], a.offset[b], j, scripted),
+                                                DraftProb(q, qsum, x, x), p[x]);
+      stop = !accept;
+    }
+  }
+  m = __ballot_sync(kFullMask, stop);
+  if (m == 0) {
+    if (lane == 0) {
+      r.n = g;
+      r.token = trows[t0 + g].token;
+      if (r.token < 0) {
+        r.mode = 2;
+        r.d = ChainDraw(a.seed[b], a.offset[b], g + 1, scripted);
+      }
+      *dec = r;
+    }
+    return;
+  }
+  if (lane == __ffs(static_cast<int>(m)) - 1) {
+    if (impossible) {
+      r.diag = ChainDiag{kChainDraftTokenImpossible, lane + 1, x, 0, 0.0};
+    } else {
+      r.n = lane;
+      r.token = greedy;
+      if (greedy < 0) {
+        r.mode = 1;
+        r.x = x;
+        r.qsum = qsum;
+        r.d = ChainDraw(a.seed[b], a.offset[b], lane + 1, scripted);
+      }
+    }
+    *dec = r;
+  }
+}
+
+// The draw row of a decision: p at row n; q (null for one-hot) for the residual.
+__device__ __forceinline__ const float* DrawP(const ChainArgs& a, const Decision& d) {
+  return a.p + (d.t0 + d.n) * a.vocab;
+}
+__device__ __forceinline__ const float* DrawQ(const ChainArgs& a, const Decision& d) {
+  return a.q ? a.q + (d.d0 + d.n) * a.vocab : nullptr;
+}
+
+constexpr int kChunkUnroll = kDrawChunk / kChunkThreads;  // 8 ids per thread and chunk
+constexpr int kChunksPerBlock = 4;                         // one decision per 4 chunks
+
+// The sum of v over the block (thread 0's result; integer, so any order). Collective.
+__device__ __forceinline__ uint64_t BlockSumU64(uint64_t v, uint64_t* warp_sums) {
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(kFullMask, v, d);
+  __syncthreads();  // warp_sums reuse
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = v;
+  __syncthreads();
+  uint64_t total = 0;
   if (threadIdx.x == 0) {
-    out[n] = token;
-    accepted[b] = n;
+    for (int w = 0; w < kChunkThreads / 32; ++w) total += warp_sums[w];
+  }
+  return total;
+}
+
+// Grid (batch, ceil(chunks / kChunksPerBlock)): block (b, y) decides request b and, for a draw, sums chunks
+// y * kChunksPerBlock ... of the draw row.
+__global__ void __launch_bounds__(kChunkThreads) ChunkKernel(ChainArgs a, const RowResult* trows,
+                                                              const RowResult* drows, int32_t chunks,
+                                                              Decision* decisions, ChunkSums* sums) {
+  __shared__ uint64_t warp_sums[kChunkThreads / 32];
+  __shared__ Decision dec;
+  const int64_t b = blockIdx.x;
+  if (threadIdx.x < 32) Decide(a, trows, drows, b, &dec);
+  __syncthreads();
+  if (blockIdx.y == 0 && threadIdx.x == 0) decisions[b] = dec;
+  if (dec.diag.code != kChainOk || dec.mode == 0) return;
+  const float* p = DrawP(a, dec);
+  const ResidualWeight rw{p, DrawQ(a, dec), dec.qsum, dec.x};
+  const TargetWeight tw{p};
+  for (int k = 0; k < kChunksPerBlock; ++k) {
+    const int32_t c = static_cast<int32_t>(blockIdx.y) * kChunksPerBlock + k;
+    if (c >= chunks) break;  // block-uniform
+    const int64_t begin = static_cast<int64_t>(c) * kDrawChunk;
+    const int64_t end = min(a.vocab, begin + kDrawChunk);
+    uint64_t rs = 0, ts = 0;
+    if (dec.mode == 1) {
+#pragma unroll
+      for (int u = 0; u < kChunkUnroll; ++u) {
+        const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
+        if (y < end) {
+          rs += rw(y);
+          ts += tw(y);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kChunkUnroll; ++u) {
+        const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
+        if (y < end) ts += tw(y);
+      }
+    }
+    const uint64_t rsum = BlockSumU64(rs, warp_sums);
+    const uint64_t tsum = BlockSumU64(ts, warp_sums);
+    if (threadIdx.x == 0) sums[b * chunks + c] = ChunkSums{rsum, tsum};
+  }
+}
+
+// The first id in [begin, end) whose inclusive prefix (from begin) exceeds local; -1 if none. Collective.
+template <class Weight>
+__device__ int32_t ScanChunk(typename BlockScanU64::TempStorage& temp, int32_t* result, int64_t begin, int64_t end,
+                             uint64_t local, const Weight& weight) {
+  if (threadIdx.x == 0) *result = -1;
+  uint64_t base = 0;
+  for (int64_t t = begin; t < end; t += kChainThreads) {
+    const int64_t y = t + threadIdx.x;
+    const uint64_t w = y < end ? weight(y) : 0ull;
+    uint64_t incl = 0, tile = 0;
+    __syncthreads();  // temp storage reuse; *result initialized
+    BlockScanU64(temp).InclusiveSum(w, incl, tile);
+    if (w > 0 && base + incl - w <= local && local < base + incl) *result = static_cast<int32_t>(y);
+    base += tile;
+    if (base > local) break;  // block-uniform
+  }
+  __syncthreads();
+  return *result;
+}
+
+__global__ void __launch_bounds__(kChainThreads) FinalizeKernel(ChainArgs a, const Decision* decisions,
+                                                                 const ChunkSums* sums, int32_t chunks,
+                                                                 int32_t* accepted, int32_t* emitted,
+                                                                 ChainDiag* diag) {
+  __shared__ typename BlockScanU64::TempStorage temp;
+  __shared__ int32_t chunk, result;
+  __shared__ uint64_t local;
+  const int64_t b = blockIdx.x;
+  const Decision dec = decisions[b];
+  int32_t* out = emitted + b * kChainEmittedStride;
+  if (dec.diag.code != kChainOk) {
+    if (threadIdx.x < kChainEmittedStride) out[threadIdx.x] = kInvalidToken;
+    if (threadIdx.x == 0) {
+      accepted[b] = -1;
+      if (diag) diag[b] = dec.diag;
+    }
+    return;
+  }
+  int32_t token = dec.token;
+  if (dec.mode != 0) {
+    const ChunkSums s = static_cast<int32_t>(threadIdx.x) < chunks ? sums[b * chunks + threadIdx.x] : ChunkSums{0, 0};
+    bool use_target = dec.mode == 2;
+    uint64_t mine = use_target ? s.target : s.residual;
+    uint64_t excl = 0, total = 0;
+    BlockScanU64(temp).ExclusiveSum(mine, excl, total);
+    if (!use_target && total == 0) {  // p == q: the residual is p itself
+      use_target = true;
+      mine = s.target;
+      __syncthreads();
+      BlockScanU64(temp).ExclusiveSum(mine, excl, total);
+    }
+    if (total == 0) {
+      token = -1;
+    } else {
+      const uint64_t target = DrawTarget(dec.d, total);
+      if (mine > 0 && excl <= target && target - excl < mine) {
+        chunk = static_cast<int32_t>(threadIdx.x);
+        local = target - excl;
+      }
+      __syncthreads();
+      const int64_t begin = static_cast<int64_t>(chunk) * kDrawChunk;
+      const int64_t end = min(a.vocab, begin + kDrawChunk);
+      const float* p = DrawP(a, dec);
+      token = use_target ? ScanChunk(temp, &result, begin, end, local, TargetWeight{p})
+                         : ScanChunk(temp, &result, begin, end, local, ResidualWeight{p, DrawQ(a, dec), dec.qsum, dec.x});
+    }
+  }
+  if (threadIdx.x < kChainEmittedStride) {
+    const int32_t k = static_cast<int32_t>(threadIdx.x);
+    out[k] = k < dec.n ? a.tokens[dec.d0 + k] : k == dec.n ? token : kInvalidToken;
+  }
+  if (threadIdx.x == 0) {
+    accepted[b] = dec.n;
     if (diag) diag[b] = ChainDiag{};
   }
 }
@@ -378,7 +710,7 @@ struct Prepared {
 // Block 0 checks the rows (writes prepared->diag, greedy, qsum); then every block j builds row j's prefix.
 __global__ void __launch_bounds__(kChainThreads) PrepareCheckKernel(ChainArgs a, Prepared* prepared) {
   __shared__ ChainShared sh;
-  const int32_t g = a.g[0];
+  const int32_t g = ChainG(a, 0);
   if (threadIdx.x == 0) sh.diag = ChainDiag{};
   __syncthreads();
   CheckRequest(sh, a, 0, 0, g);
@@ -393,7 +725,7 @@ __global__ void __launch_bounds__(kChainThreads) PreparePrefixKernel(ChainArgs a
                                                                       uint64_t* prefix) {
   __shared__ ChainShared sh;
   const int32_t j = blockIdx.x;
-  const int32_t g = a.g[0];
+  const int32_t g = ChainG(a, 0);
   if (prepared->diag.code != kChainOk || prepared->greedy[j] >= 0) return;
   const float* p = a.p + j * a.vocab;
   uint64_t* out = prefix + j * a.vocab;
@@ -418,7 +750,7 @@ __global__ void TrialKernel(ChainArgs a, const Prepared* prepared, const uint64_
                             int32_t* accepted, int32_t* emitted, ChainDiag* diag) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= trials) return;
-  const int32_t g = a.g[0];
+  const int32_t g = ChainG(a, 0);
   int32_t* out = emitted + i * (g + 1);
   for (int32_t k = 0; k <= g; ++k) out[k] = kInvalidToken;
   if (prepared->diag.code != kChainOk) {
@@ -484,16 +816,46 @@ std::string Num(double v) {
 Status Invalid(const std::string& message) { return {ErrorCode::kInvalidArgument, message}; }
 
 // Stream-ordered device allocations released together (in stream order) when the scope ends.
+// The chain's scratch comes from a stream-ordered pool of its own per device (created once, never destroyed) that
+// keeps up to kPoolKeepBytes reserved across synchronizations: the default pool releases its memory at every
+// synchronization (release threshold 0), so every call would map its scratch anew (tens of microseconds). Null
+// (the default pool is used) when the pool cannot be created.
+constexpr uint64_t kPoolKeepBytes = uint64_t{256} << 20;
+
+cudaMemPool_t ChainPool() {
+  static std::mutex mu;
+  static std::vector<cudaMemPool_t> pools;  // by device
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (pools.size() <= static_cast<size_t>(device)) pools.resize(static_cast<size_t>(device) + 1, nullptr);
+  if (pools[device] == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) return nullptr;
+    uint64_t keep = kPoolKeepBytes;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    pools[device] = pool;
+  }
+  return pools[device];
+}
+
 class StreamScratch {
  public:
-  explicit StreamScratch(cudaStream_t stream) : stream_(stream) {}
+  explicit StreamScratch(cudaStream_t stream) : stream_(stream), pool_(ChainPool()) {}
   ~StreamScratch() {
     for (void* p : ptrs_) cudaFreeAsync(p, stream_);
   }
   template <class T>
   Status Alloc(size_t n, T** out) {
     void* p = nullptr;
-    Status st = CudaError(cudaMallocAsync(&p, std::max<size_t>(n, 1) * sizeof(T), stream_), "cudaMallocAsync(chain)");
+    const size_t bytes = std::max<size_t>(n, 1) * sizeof(T);
+    Status st = CudaError(pool_ ? cudaMallocFromPoolAsync(&p, bytes, pool_, stream_) : cudaMallocAsync(&p, bytes, stream_),
+                          "cudaMallocAsync(chain)");
     if (!st.ok()) return st;
     ptrs_.push_back(p);
     *out = static_cast<T*>(p);
@@ -509,6 +871,7 @@ class StreamScratch {
 
  private:
   cudaStream_t stream_;
+  cudaMemPool_t pool_;
   std::vector<void*> ptrs_;
 };
 
@@ -542,7 +905,7 @@ SamplingParams ExpandParams(const SamplingParams& p, int64_t batch, RowsOf rows_
 
 struct StagedChain {
   ChainArgs args{};
-  std::vector<int64_t> target_row, draft_row;
+  std::vector<int64_t> layout;  // host copy of args.layout (kept alive until the upload is done)
   int64_t target_rows = 0, draft_rows = 0;
 };
 
@@ -590,28 +953,34 @@ Status ValidateChain(const ChainBatch& c, Profile profile, bool tokens_in_batch)
 // Stage 1 (the processed distributions) and the argument block of stage 2.
 Status Stage(const ChainBatch& c, Profile profile, cudaStream_t stream, StreamScratch& scratch, StagedChain* s) {
   const auto g_of = [&](int64_t b) { return static_cast<int64_t>(c.g ? c.g[b] : c.g_scalar); };
-  s->target_row.resize(static_cast<size_t>(c.batch));
-  s->draft_row.resize(static_cast<size_t>(c.batch));
-  std::vector<int32_t> gs(static_cast<size_t>(c.batch));
+  // One g for every request: the kernels derive the row layout (no upload). Otherwise one upload of the layout:
+  // first target rows, first draft rows, g (batch values each).
+  bool uniform = true;
   for (int64_t b = 0; b < c.batch; ++b) {
-    s->target_row[b] = s->target_rows;
-    s->draft_row[b] = s->draft_rows;
-    gs[b] = static_cast<int32_t>(g_of(b));
+    uniform &= g_of(b) == g_of(0);
     s->target_rows += g_of(b) + 1;
     s->draft_rows += g_of(b);
   }
   ChainArgs& a = s->args;
   a.vocab = c.vocab;
+  a.batch = c.batch;
+  a.g_scalar = static_cast<int32_t>(g_of(0));
+  a.layout = nullptr;
   Status st;
-  int64_t* dev_t = nullptr;
-  int64_t* dev_d = nullptr;
-  int32_t* dev_g = nullptr;
-  if (!(st = scratch.Upload(s->target_row, &dev_t)).ok()) return st;
-  if (!(st = scratch.Upload(s->draft_row, &dev_d)).ok()) return st;
-  if (!(st = scratch.Upload(gs, &dev_g)).ok()) return st;
-  a.target_row = dev_t;
-  a.draft_row = dev_d;
-  a.g = dev_g;
+  if (!uniform) {
+    s->layout.resize(static_cast<size_t>(3 * c.batch));
+    int64_t t0 = 0, d0 = 0;
+    for (int64_t b = 0; b < c.batch; ++b) {
+      s->layout[b] = t0;
+      s->layout[c.batch + b] = d0;
+      s->layout[2 * c.batch + b] = g_of(b);
+      t0 += g_of(b) + 1;
+      d0 += g_of(b);
+    }
+    int64_t* dev_layout = nullptr;
+    if (!(st = scratch.Upload(s->layout, &dev_layout)).ok()) return st;
+    a.layout = dev_layout;
+  }
   a.tokens = c.draft_tokens;
   a.seed = c.seed;
   a.offset = c.offset;
@@ -717,9 +1086,40 @@ Status VerifyChainBatch(const ChainBatch& c, Profile profile, const ChainOutputs
   detail::StreamScratch scratch(stream);
   detail::StagedChain s;
   if (Status st = detail::Stage(c, profile, stream, scratch, &s); !st.ok()) return st;
-  detail::ChainKernel<<<static_cast<unsigned>(c.batch), detail::kChainThreads, 0, stream>>>(s.args, o.accepted,
-                                                                                            o.emitted, o.diag);
-  return detail::CudaError(cudaGetLastError(), "ChainKernel launch");
+  const int64_t target_rows = s.target_rows;
+  const int64_t draft_rows = s.args.q != nullptr ? s.draft_rows : 0;
+  const int32_t chunks = static_cast<int32_t>((c.vocab + detail::kDrawChunk - 1) / detail::kDrawChunk);
+  // One scratch block: row results (target, draft), decisions, chunk sums.
+  const size_t row_bytes = static_cast<size_t>(target_rows + draft_rows) * sizeof(detail::RowResult);
+  const size_t dec_bytes = static_cast<size_t>(c.batch) * sizeof(detail::Decision);
+  const size_t sum_bytes = static_cast<size_t>(c.batch) * static_cast<size_t>(chunks) * sizeof(detail::ChunkSums);
+  const auto align = [](size_t n) { return (n + 255) & ~size_t{255}; };
+  char* base = nullptr;
+  if (Status st = scratch.Alloc(align(row_bytes) + align(dec_bytes) + sum_bytes, &base); !st.ok()) return st;
+  auto* rows = reinterpret_cast<detail::RowResult*>(base);
+  auto* decisions = reinterpret_cast<detail::Decision*>(base + align(row_bytes));
+  auto* sums = reinterpret_cast<detail::ChunkSums*>(base + align(row_bytes) + align(dec_bytes));
+  int device = 0, sms = 0;
+  if (Status st = detail::CudaError(cudaGetDevice(&device), "cudaGetDevice"); !st.ok()) return st;
+  if (Status st = detail::CudaError(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                                    "cudaDeviceGetAttribute(SMs)");
+      !st.ok()) {
+    return st;
+  }
+  const unsigned row_blocks = static_cast<unsigned>(target_rows + draft_rows);
+  if (target_rows + draft_rows <= sms) {
+    detail::RowPassKernel<detail::kRowUnrollFew, 1><<<row_blocks, detail::kChainThreads, 0, stream>>>(
+        s.args, target_rows, rows, rows + target_rows);
+  } else {
+    detail::RowPassKernel<detail::kRowUnrollMany, 3><<<row_blocks, detail::kChainThreads, 0, stream>>>(
+        s.args, target_rows, rows, rows + target_rows);
+  }
+  const int32_t chunk_blocks = (chunks + detail::kChunksPerBlock - 1) / detail::kChunksPerBlock;
+  detail::ChunkKernel<<<dim3(static_cast<unsigned>(c.batch), static_cast<unsigned>(chunk_blocks)),
+                        detail::kChunkThreads, 0, stream>>>(s.args, rows, rows + target_rows, chunks, decisions, sums);
+  detail::FinalizeKernel<<<static_cast<unsigned>(c.batch), detail::kChainThreads, 0, stream>>>(
+      s.args, decisions, sums, chunks, o.accepted, o.emitted, o.diag);
+  return detail::CudaError(cudaGetLastError(), "chain kernels launch");
 }
 
 Status VerifyChainRepeated(const ChainBatch& c, const int32_t* trial_tokens, int64_t trials, Profile profile,

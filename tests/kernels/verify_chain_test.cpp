@@ -491,6 +491,77 @@ TEST(VerifyChain, RepeatedTrialsEqualTheBatchPath) {
   }
 }
 
+// The batch path's chunked draws (chunk sums, then a scan of one chunk) against the trial path's whole-row prefix
+// searches, exactly, at vocabs of many chunks (the last one partial) and every draft form: trial i of
+// VerifyChainRepeated equals VerifyChainBatch of that trial alone, token for token, with no boundary allowance.
+TEST(VerifyChain, ChunkedDrawsEqualWholeRowSearches) {
+  SKIP_WITHOUT_DEVICE();
+  const int32_t g = 3;
+  for (int64_t vocab : {int64_t{2049}, int64_t{70001}}) {
+    for (ChainDraftForm form : {ChainDraftForm::kProbabilities, ChainDraftForm::kLogits, ChainDraftForm::kOneHot}) {
+      std::mt19937_64 rng(311 + vocab + static_cast<int>(form));
+      Batch one;
+      one.vocab = vocab;
+      one.form = form;
+      const Request base = MakeRequest(rng, vocab, g, form, false, Profile::kVllm, false);
+      const int trials = UnderSanitizer() ? 8 : vocab > 10000 ? 48 : 256;
+      Batch batch = one;
+      std::vector<int32_t> trial_tokens;
+      for (int i = 0; i < trials; ++i) {
+        Request r = base;
+        r.params.offset = base.params.offset + static_cast<uint64_t>(i) * (g + 1);
+        for (int32_t j = 0; j < g; ++j) {
+          if (form == ChainDraftForm::kOneHot) {
+            r.tokens[j] = static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab));
+            continue;
+          }
+          auto q = RefDraft(one, base, j);
+          ASSERT_TRUE(q.ok());
+          r.tokens[j] = DrawFrom(*q, rng);
+        }
+        trial_tokens.insert(trial_tokens.end(), r.tokens.begin(), r.tokens.end());
+        batch.requests.push_back(r);
+      }
+      DeviceOut ref;
+      ASSERT_TRUE(RunBatch(batch, &ref));
+      DeviceArray<float> d_target(base.target), d_draft(base.draft.empty() ? std::vector<float>{0.f} : base.draft);
+      DeviceArray<int32_t> d_tokens(trial_tokens), d_acc(trials), d_emit(trials * (g + 1));
+      DeviceArray<ChainDiag> d_diag(trials);
+      DeviceArray<uint64_t> d_seed(std::vector<uint64_t>{base.params.seed});
+      DeviceArray<uint64_t> d_offset(std::vector<uint64_t>{base.params.offset});
+      ChainBatch c;
+      c.batch = 1;
+      c.vocab = vocab;
+      c.g_scalar = g;
+      c.target = d_target.get();
+      c.target_params.temperature.scalar = base.params.temperature;
+      c.target_params.top_k.scalar = base.params.top_k;
+      c.target_params.top_p.scalar = base.params.top_p;
+      c.target_params.min_p.scalar = base.params.min_p;
+      c.draft_form = form;
+      c.draft = d_draft.get();
+      c.draft_params.temperature.scalar = base.draft_params.temperature;
+      c.draft_params.top_k.scalar = base.draft_params.top_k;
+      c.draft_params.top_p.scalar = base.draft_params.top_p;
+      c.draft_params.min_p.scalar = base.draft_params.min_p;
+      c.seed = d_seed.get();
+      c.offset = d_offset.get();
+      ASSERT_KOK(VerifyChainRepeated(c, d_tokens.get(), trials, Profile::kVllm,
+                                     {d_acc.get(), d_emit.get(), d_diag.get()}, nullptr));
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      const auto acc = d_acc.Download();
+      const auto emit = d_emit.Download();
+      for (int i = 0; i < trials; ++i) {
+        ASSERT_EQ(acc[i], ref.accepted[i]) << "V " << vocab << ", form " << static_cast<int>(form) << ", trial " << i;
+        for (int k = 0; k <= acc[i]; ++k) {
+          ASSERT_EQ(emit[i * (g + 1) + k], ref.emitted[i * kChainEmittedStride + k])
+              << "V " << vocab << ", form " << static_cast<int>(form) << ", trial " << i << ", slot " << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(VerifyChain, InvalidInputsAreNamed) {
   SKIP_WITHOUT_DEVICE();
   std::mt19937_64 rng(5);
