@@ -20,7 +20,7 @@ The draw is vLLM's random_sample: q = empty_like(probs).exponential_(), token = 
 race), one call over the whole [batch, V] step, as vLLM does for the requests of a batch without their own generator.
 Draws are counted through that per-step path on replicated rows (copies of a row in one step are independent
 draws, as the requests of one batch are):
-  lanes L(V) = the largest power of two with L * V <= 2^27 on cuda (2^16 on the cpu), at most 2^20, a function of
+  lanes L(V) = the largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536, a function of
   V and the device only (samplecheck_client.replica_lanes); the draw at (seed, offset g) is lane g % L of one step over L copies of the row, the noise
   of that step drawn by a torch.Generator seeded from (seed, g // L) (a window).
 SAMPLE draws every row that way (one step per distinct (seed, window); the noise of a window does not depend on the

@@ -19,7 +19,7 @@ What is transformers' own and what is written here:
   - the draw is generate()'s (_sample): softmax of the warped scores, then one torch.multinomial(probs,
     num_samples=1) over the whole [batch, V] step. Draws are counted through that per-step call on replicated rows
     (copies of a row in one step are independent draws, as the sequences of one batch are): lanes L(V) = the
-    largest power of two with L * V <= 2^27 on cuda (2^16 on the cpu), at most 2^20 (replica_lanes); the draw at (seed, offset g)
+    largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536 (replica_lanes); the draw at (seed, offset g)
     is lane g % L of one multinomial step over L copies of the row, on a torch.Generator seeded from (seed, g // L)
     (instead of generate()'s global RNG, so the sampler is deterministic). SAMPLE draws every row that way (one step
     per distinct row, parameters and window), COUNT steps window after window: draw i of COUNT is the SAMPLE draw at
