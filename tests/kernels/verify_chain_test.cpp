@@ -246,6 +246,42 @@ struct DeviceOut {
   return ::testing::AssertionSuccess();
 }
 
+// Runs `trials` trials of one request through VerifyChainRepeated: the request's target, draft and parameters, trial
+// i's draft tokens at trial_tokens[i g .. i g + g) and its offset base.params.offset + i (g + 1). out->emitted holds
+// g + 1 slots a trial.
+::testing::AssertionResult RunRepeated(const Request& base, int64_t vocab, int32_t g, ChainDraftForm form,
+                                       const std::vector<int32_t>& trial_tokens, int trials, DeviceOut* out) {
+  DeviceArray<float> d_target(base.target), d_draft(base.draft.empty() ? std::vector<float>{0.f} : base.draft);
+  DeviceArray<int32_t> d_tokens(trial_tokens), d_acc(trials), d_emit(static_cast<size_t>(trials) * (g + 1));
+  DeviceArray<ChainDiag> d_diag(trials);
+  DeviceArray<uint64_t> d_seed(std::vector<uint64_t>{base.params.seed});
+  DeviceArray<uint64_t> d_offset(std::vector<uint64_t>{base.params.offset});
+  ChainBatch c;
+  c.batch = 1;
+  c.vocab = vocab;
+  c.g_scalar = g;
+  c.target = d_target.get();
+  c.target_params.temperature.scalar = base.params.temperature;
+  c.target_params.top_k.scalar = base.params.top_k;
+  c.target_params.top_p.scalar = base.params.top_p;
+  c.target_params.min_p.scalar = base.params.min_p;
+  c.draft_form = form;
+  c.draft = d_draft.get();
+  c.draft_params.temperature.scalar = base.draft_params.temperature;
+  c.draft_params.top_k.scalar = base.draft_params.top_k;
+  c.draft_params.top_p.scalar = base.draft_params.top_p;
+  c.draft_params.min_p.scalar = base.draft_params.min_p;
+  c.seed = d_seed.get();
+  c.offset = d_offset.get();
+  const Status st =
+      VerifyChainRepeated(c, d_tokens.get(), trials, Profile::kVllm, {d_acc.get(), d_emit.get(), d_diag.get()}, nullptr);
+  if (!st.ok()) return ::testing::AssertionFailure() << "VerifyChainRepeated: " << st.message;
+  if (cudaDeviceSynchronize() != cudaSuccess) return ::testing::AssertionFailure() << "cuda error";
+  out->accepted = d_acc.Download();
+  out->emitted = d_emit.Download();
+  return ::testing::AssertionSuccess();
+}
+
 // Distance from u to the nearest inclusive cumulative value of d (ascending ids).
 double CdfDistance(const SparseDistribution& d, double u) {
   long double run = 0;
@@ -453,32 +489,10 @@ TEST(VerifyChain, RepeatedTrialsEqualTheBatchPath) {
     }
     DeviceOut ref;
     ASSERT_TRUE(RunBatch(batch, &ref));
-    DeviceArray<float> d_target(base.target), d_draft(base.draft.empty() ? std::vector<float>{0.f} : base.draft);
-    DeviceArray<int32_t> d_tokens(trial_tokens), d_acc(trials), d_emit(trials * 6);
-    DeviceArray<ChainDiag> d_diag(trials);
-    DeviceArray<uint64_t> d_seed(std::vector<uint64_t>{base.params.seed}), d_offset(std::vector<uint64_t>{base.params.offset});
-    ChainBatch c;
-    c.batch = 1;
-    c.vocab = one.vocab;
-    c.g_scalar = 5;
-    c.target = d_target.get();
-    c.target_params.temperature.scalar = base.params.temperature;
-    c.target_params.top_k.scalar = base.params.top_k;
-    c.target_params.top_p.scalar = base.params.top_p;
-    c.target_params.min_p.scalar = base.params.min_p;
-    c.draft_form = form;
-    c.draft = d_draft.get();
-    c.draft_params.temperature.scalar = base.draft_params.temperature;
-    c.draft_params.top_k.scalar = base.draft_params.top_k;
-    c.draft_params.top_p.scalar = base.draft_params.top_p;
-    c.draft_params.min_p.scalar = base.draft_params.min_p;
-    c.seed = d_seed.get();
-    c.offset = d_offset.get();
-    ASSERT_KOK(VerifyChainRepeated(c, d_tokens.get(), trials, Profile::kVllm, {d_acc.get(), d_emit.get(), d_diag.get()},
-                                   nullptr));
-    ASSERT_CUDA(cudaDeviceSynchronize());
-    const auto acc = d_acc.Download();
-    const auto emit = d_emit.Download();
+    DeviceOut repeated;
+    ASSERT_TRUE(RunRepeated(base, one.vocab, 5, form, trial_tokens, trials, &repeated));
+    const auto& acc = repeated.accepted;
+    const auto& emit = repeated.emitted;
     int rejections = 0;
     for (int i = 0; i < trials; ++i) {
       ASSERT_EQ(acc[i], ref.accepted[i]) << "trial " << i;
@@ -524,33 +538,10 @@ TEST(VerifyChain, ChunkedDrawsEqualWholeRowSearches) {
       }
       DeviceOut ref;
       ASSERT_TRUE(RunBatch(batch, &ref));
-      DeviceArray<float> d_target(base.target), d_draft(base.draft.empty() ? std::vector<float>{0.f} : base.draft);
-      DeviceArray<int32_t> d_tokens(trial_tokens), d_acc(trials), d_emit(trials * (g + 1));
-      DeviceArray<ChainDiag> d_diag(trials);
-      DeviceArray<uint64_t> d_seed(std::vector<uint64_t>{base.params.seed});
-      DeviceArray<uint64_t> d_offset(std::vector<uint64_t>{base.params.offset});
-      ChainBatch c;
-      c.batch = 1;
-      c.vocab = vocab;
-      c.g_scalar = g;
-      c.target = d_target.get();
-      c.target_params.temperature.scalar = base.params.temperature;
-      c.target_params.top_k.scalar = base.params.top_k;
-      c.target_params.top_p.scalar = base.params.top_p;
-      c.target_params.min_p.scalar = base.params.min_p;
-      c.draft_form = form;
-      c.draft = d_draft.get();
-      c.draft_params.temperature.scalar = base.draft_params.temperature;
-      c.draft_params.top_k.scalar = base.draft_params.top_k;
-      c.draft_params.top_p.scalar = base.draft_params.top_p;
-      c.draft_params.min_p.scalar = base.draft_params.min_p;
-      c.seed = d_seed.get();
-      c.offset = d_offset.get();
-      ASSERT_KOK(VerifyChainRepeated(c, d_tokens.get(), trials, Profile::kVllm,
-                                     {d_acc.get(), d_emit.get(), d_diag.get()}, nullptr));
-      ASSERT_CUDA(cudaDeviceSynchronize());
-      const auto acc = d_acc.Download();
-      const auto emit = d_emit.Download();
+      DeviceOut repeated;
+      ASSERT_TRUE(RunRepeated(base, vocab, g, form, trial_tokens, trials, &repeated));
+      const auto& acc = repeated.accepted;
+      const auto& emit = repeated.emitted;
       for (int i = 0; i < trials; ++i) {
         ASSERT_EQ(acc[i], ref.accepted[i]) << "V " << vocab << ", form " << static_cast<int>(form) << ", trial " << i;
         for (int k = 0; k <= acc[i]; ++k) {
