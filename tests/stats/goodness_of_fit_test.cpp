@@ -2,7 +2,9 @@
 
 #include "samplecheck/stats/goodness_of_fit.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -133,6 +135,52 @@ TEST(MaxAbsZTest, HandWorkedExampleWithExactTailsAndBonferroni) {
   EXPECT_NEAR(s->p_value, 2 * 2 * (1 - UpperBinomialTail(1000, 0.3, 261)), 1e-9);
   EXPECT_TRUE(s->Passes());
   EXPECT_FALSE(MaxAbsZTest(observed, p, std::vector<std::size_t>{5}, 0.01).ok());
+}
+
+// The screen (Chernoff above, Ash's lemma below) only skips cells that cannot hold the smallest tail: over random
+// cells of probabilities from 1e-9 to 0.5 and counts near and far from their means, the test's cell and p-value
+// equal a brute-force evaluation of every cell's exact two-sided tail.
+TEST(MaxAbsZTest, ScreenedCellsGiveTheBruteForceResult) {
+  uint64_t state = 0x5EEDu;
+  auto next = [&state]() {  // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  auto uniform = [&next]() { return double(next() >> 11) * 0x1.0p-53; };
+  for (int trial = 0; trial < 200; ++trial) {
+    const int cells = 2 + int(next() % 40);
+    const int n = 50 + int(next() % 1500);
+    std::vector<double> w(cells);
+    double total = 0;
+    for (double& x : w) total += (x = std::pow(10.0, -9.0 * uniform()));
+    std::vector<double> p(cells);
+    std::vector<std::uint64_t> observed(cells);
+    int left = n;
+    for (int i = 0; i < cells; ++i) {
+      p[i] = w[i] / total;
+      const double mean = n * p[i];
+      const int shift = int(next() % 4) == 0 ? int(next() % 9) - 2 : 0;  // most near the mean, some off
+      observed[i] = std::uint64_t(std::clamp(int(std::lround(mean)) + shift, 0, left));
+      left -= int(observed[i]);
+    }
+    observed[0] += std::uint64_t(left);
+    std::uint64_t drawn = 0;
+    for (std::uint64_t o : observed) drawn += o;
+    std::vector<std::size_t> all(cells);
+    for (int i = 0; i < cells; ++i) all[i] = std::size_t(i);
+    const Result<MaxAbsZ> r = MaxAbsZTest(observed, p, all, 0.01);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    double brute = 2.0;
+    for (int i = 0; i < cells; ++i) {
+      const int k = int(observed[i]);
+      const double upper = UpperBinomialTail(int(drawn), p[i], k);
+      const double lower = 1.0 - UpperBinomialTail(int(drawn), p[i], k + 1);
+      brute = std::min(brute, std::min(1.0, 2.0 * std::min(lower, upper)));
+    }
+    EXPECT_NEAR(r->p_value, std::min(1.0, brute * cells), 1e-9 + 1e-6 * r->p_value) << "trial " << trial;
+  }
 }
 
 }  // namespace
