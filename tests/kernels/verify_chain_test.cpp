@@ -261,16 +261,17 @@ struct DeviceOut {
   c.vocab = vocab;
   c.g_scalar = g;
   c.target = d_target.get();
-  c.target_params.temperature.scalar = base.params.temperature;
-  c.target_params.top_k.scalar = base.params.top_k;
-  c.target_params.top_p.scalar = base.params.top_p;
-  c.target_params.min_p.scalar = base.params.min_p;
+  // One request: its filter parameters as scalars (seed and offset go in their own arrays below).
+  auto scalars = [](const samplecheck::SamplingParams& from, SamplingParams* to) {
+    to->temperature.scalar = from.temperature;
+    to->top_k.scalar = from.top_k;
+    to->top_p.scalar = from.top_p;
+    to->min_p.scalar = from.min_p;
+  };
+  scalars(base.params, &c.target_params);
   c.draft_form = form;
   c.draft = d_draft.get();
-  c.draft_params.temperature.scalar = base.draft_params.temperature;
-  c.draft_params.top_k.scalar = base.draft_params.top_k;
-  c.draft_params.top_p.scalar = base.draft_params.top_p;
-  c.draft_params.min_p.scalar = base.draft_params.min_p;
+  scalars(base.draft_params, &c.draft_params);
   c.seed = d_seed.get();
   c.offset = d_offset.get();
   const Status st =
@@ -419,6 +420,44 @@ TEST(VerifyChain, TokenForTokenAgainstTheExactVerifier) {
   EXPECT_LE(tally.boundary, std::max<int64_t>(1, static_cast<int64_t>(tally.requests * kMaxBoundaryShare)));
 }
 
+// Trial i of a repeated-trials test: r (base's rows and parameters) at offset base + i (g + 1), its draft tokens
+// drawn from base's draft law q_j (one-hot drafts: uniform ids when one_hot_draws, else r's own), appended to batch
+// and to trial_tokens.
+void AppendTrial(Request r, const Request& base, int32_t g, int i, bool one_hot_draws, std::mt19937_64& rng,
+                 Batch* batch, std::vector<int32_t>* trial_tokens) {
+  r.params.offset = base.params.offset + static_cast<uint64_t>(i) * static_cast<uint64_t>(g + 1);
+  for (int32_t j = 0; j < g; ++j) {
+    if (batch->form == ChainDraftForm::kOneHot) {
+      if (one_hot_draws) r.tokens[j] = static_cast<int32_t>(rng() % static_cast<uint64_t>(batch->vocab));
+      continue;
+    }
+    auto q = RefDraft(*batch, base, j);
+    ASSERT_TRUE(q.ok());
+    r.tokens[j] = DrawFrom(*q, rng);
+  }
+  trial_tokens->insert(trial_tokens->end(), r.tokens.begin(), r.tokens.end());
+  batch->requests.push_back(r);
+}
+
+// The trials of `batch` (base with trial_tokens, offsets base + i (g + 1)) verified by VerifyChainRepeated equal
+// VerifyChainBatch token for token; counts the trials that rejected a draft into *rejections.
+void ExpectRepeatedEqualsBatch(const Batch& batch, const Request& base, int32_t g,
+                               const std::vector<int32_t>& trial_tokens, int trials, const std::string& label,
+                               int* rejections) {
+  DeviceOut ref;
+  ASSERT_TRUE(RunBatch(batch, &ref));
+  DeviceOut repeated;
+  ASSERT_TRUE(RunRepeated(base, batch.vocab, g, batch.form, trial_tokens, trials, &repeated));
+  for (int i = 0; i < trials; ++i) {
+    ASSERT_EQ(repeated.accepted[i], ref.accepted[i]) << label << "trial " << i;
+    *rejections += repeated.accepted[i] < g;
+    for (int k = 0; k <= repeated.accepted[i]; ++k) {
+      ASSERT_EQ(repeated.emitted[i * (g + 1) + k], ref.emitted[i * kChainEmittedStride + k])
+          << label << "trial " << i << ", slot " << k;
+    }
+  }
+}
+
 Batch SmallMixedBatch(uint64_t seed, ChainDraftForm form, int n) {
   std::mt19937_64 rng(seed);
   Batch b;
@@ -477,28 +516,11 @@ TEST(VerifyChain, RepeatedTrialsEqualTheBatchPath) {
       r.draft = base.draft;
       r.params = base.params;
       r.draft_params = base.draft_params;
-      r.params.offset = base.params.offset + static_cast<uint64_t>(i) * 6;
-      for (int32_t j = 0; j < 5; ++j) {  // tokens of positive draft probability under the base request
-        if (form == ChainDraftForm::kOneHot) continue;
-        auto q = RefDraft(one, base, j);
-        ASSERT_TRUE(q.ok());
-        r.tokens[j] = DrawFrom(*q, rng);
-      }
-      trial_tokens.insert(trial_tokens.end(), r.tokens.begin(), r.tokens.end());
-      batch.requests.push_back(r);
+      // tokens of positive draft probability under the base request; one-hot drafts keep r's own
+      ASSERT_NO_FATAL_FAILURE(AppendTrial(r, base, 5, i, false, rng, &batch, &trial_tokens));
     }
-    DeviceOut ref;
-    ASSERT_TRUE(RunBatch(batch, &ref));
-    DeviceOut repeated;
-    ASSERT_TRUE(RunRepeated(base, one.vocab, 5, form, trial_tokens, trials, &repeated));
-    const auto& acc = repeated.accepted;
-    const auto& emit = repeated.emitted;
     int rejections = 0;
-    for (int i = 0; i < trials; ++i) {
-      ASSERT_EQ(acc[i], ref.accepted[i]) << "trial " << i;
-      rejections += acc[i] < 5;
-      for (int k = 0; k <= acc[i]; ++k) ASSERT_EQ(emit[i * 6 + k], ref.emitted[i * kChainEmittedStride + k]) << "trial " << i;
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectRepeatedEqualsBatch(batch, base, 5, trial_tokens, trials, "", &rejections));
     if (!UnderSanitizer()) {
       EXPECT_GT(rejections, 0);
     }
@@ -522,33 +544,11 @@ TEST(VerifyChain, ChunkedDrawsEqualWholeRowSearches) {
       Batch batch = one;
       std::vector<int32_t> trial_tokens;
       for (int i = 0; i < trials; ++i) {
-        Request r = base;
-        r.params.offset = base.params.offset + static_cast<uint64_t>(i) * (g + 1);
-        for (int32_t j = 0; j < g; ++j) {
-          if (form == ChainDraftForm::kOneHot) {
-            r.tokens[j] = static_cast<int32_t>(rng() % static_cast<uint64_t>(vocab));
-            continue;
-          }
-          auto q = RefDraft(one, base, j);
-          ASSERT_TRUE(q.ok());
-          r.tokens[j] = DrawFrom(*q, rng);
-        }
-        trial_tokens.insert(trial_tokens.end(), r.tokens.begin(), r.tokens.end());
-        batch.requests.push_back(r);
+        ASSERT_NO_FATAL_FAILURE(AppendTrial(base, base, g, i, true, rng, &batch, &trial_tokens));
       }
-      DeviceOut ref;
-      ASSERT_TRUE(RunBatch(batch, &ref));
-      DeviceOut repeated;
-      ASSERT_TRUE(RunRepeated(base, vocab, g, form, trial_tokens, trials, &repeated));
-      const auto& acc = repeated.accepted;
-      const auto& emit = repeated.emitted;
-      for (int i = 0; i < trials; ++i) {
-        ASSERT_EQ(acc[i], ref.accepted[i]) << "V " << vocab << ", form " << static_cast<int>(form) << ", trial " << i;
-        for (int k = 0; k <= acc[i]; ++k) {
-          ASSERT_EQ(emit[i * (g + 1) + k], ref.emitted[i * kChainEmittedStride + k])
-              << "V " << vocab << ", form " << static_cast<int>(form) << ", trial " << i << ", slot " << k;
-        }
-      }
+      int rejections = 0;
+      const std::string label = "V " + std::to_string(vocab) + ", form " + std::to_string(static_cast<int>(form)) + ", ";
+      ASSERT_NO_FATAL_FAILURE(ExpectRepeatedEqualsBatch(batch, base, g, trial_tokens, trials, label, &rejections));
     }
   }
 }
