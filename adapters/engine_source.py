@@ -221,16 +221,33 @@ def manifest_entries(engine: str) -> list[dict]:
         return [e for e in json.load(fh)["files"] if e["engine"] == engine]
 
 
-def load_adapter_module(name: str, path: Path) -> types.ModuleType:
-    """Import a sibling adapter file by path (adapters/ is not a package: ``adapters/vllm`` must never shadow the
-    engine's own ``vllm`` package on sys.path)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def triton_importable() -> bool:
+    """Stock triton can be imported (the engines' Triton files need it, and a CUDA device to run)."""
+    try:
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def no_torch_compile():
+    """On torch < 2.0 (no ``torch.compile``), a no-op ``torch.compile`` while engine files load: several decorate
+    a module-level function with it. The adapters say which function each time; on torch 2.x nothing changes."""
+    import torch
+    if hasattr(torch, "compile"):
+        yield
+        return
+
+    def compile_noop(fn=None, **kwargs):
+        return fn if fn is not None else (lambda f: f)
+
+    torch.compile = compile_noop
+    try:
+        yield
+    finally:
+        del torch.compile
 
 
 def per_row(values, rows: int, what: str, cast):

@@ -87,14 +87,7 @@ PATHS = ("pytorch", "triton", "dispatch")
 
 def triton_available() -> bool:
     """Stock triton importable and a CUDA device present (what the Triton paths need)."""
-    if not torch.cuda.is_available():
-        return False
-    try:
-        import triton  # noqa: F401
-        import triton.language  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return torch.cuda.is_available() and es.triton_importable()
 
 
 # ---- stubs ---------------------------------------------------------------------------------------------------------
@@ -252,11 +245,6 @@ class _UvaBackedTensor:
         return self.gpu
 
 
-@staticmethod
-def _no_compile(fn=None, **kwargs):
-    return fn if fn is not None else (lambda f: f)
-
-
 def _module_name(relpath: str) -> str:
     return relpath[:-3].replace("/", ".")
 
@@ -326,22 +314,15 @@ class VllmV1:
         self.path, self.front_end, self.use_fp64_gumbel = path, front_end, use_fp64_gumbel
         stubs = _stubs(self.device, with_verifier)
         self.tree.stubs = sorted(stubs)
-        patched_compile = not hasattr(torch, "compile")
-        if patched_compile:
-            torch.compile = _no_compile.__func__
-        try:
-            with es.isolated_modules(stubs):
-                self.tree.load(F_INTERFACE, _module_name(F_INTERFACE))
-                self.builtin = self.tree.load(F_BUILTIN, _module_name(F_BUILTIN))
-                self.tree.load(F_BAD_WORDS, _module_name(F_BAD_WORDS))
-                if has_triton:
-                    self.triton_ops = self.tree.load(F_TRITON, _module_name(F_TRITON))
-                self.ops = self.tree.load(F_TOPK_TOPP, _module_name(F_TOPK_TOPP))
-                self.sampler_mod = self.tree.load(F_SAMPLER, _module_name(F_SAMPLER))
-                self.rejection = self.tree.load(F_REJECTION, _module_name(F_REJECTION)) if with_verifier else None
-        finally:
-            if patched_compile:
-                del torch.compile
+        with es.no_torch_compile(), es.isolated_modules(stubs):
+            self.tree.load(F_INTERFACE, _module_name(F_INTERFACE))
+            self.builtin = self.tree.load(F_BUILTIN, _module_name(F_BUILTIN))
+            self.tree.load(F_BAD_WORDS, _module_name(F_BAD_WORDS))
+            if has_triton:
+                self.triton_ops = self.tree.load(F_TRITON, _module_name(F_TRITON))
+            self.ops = self.tree.load(F_TOPK_TOPP, _module_name(F_TOPK_TOPP))
+            self.sampler_mod = self.tree.load(F_SAMPLER, _module_name(F_SAMPLER))
+            self.rejection = self.tree.load(F_REJECTION, _module_name(F_REJECTION)) if with_verifier else None
         self.last_path = None
         self._pin_path()
         self.name = f"{self.tree.label()}:v1/sample/sampler.py+ops/topk_topp_sampler.py:{path}@{self.device.type}"
