@@ -134,10 +134,12 @@ class EngineTree:
     loaded: list[LoadedFile] = field(default_factory=list)
     stubs: list[str] = field(default_factory=list)
 
-    def load(self, relpath: str, modname: str) -> types.ModuleType:
-        """Execute the tree's file under its dotted name (call inside ``isolated_modules``)."""
+    def load(self, relpath: str, modname: str, package: bool = False) -> types.ModuleType:
+        """Execute the tree's file under its dotted name (call inside ``isolated_modules``). ``package``: the file
+        is a package's ``__init__.py`` whose relative imports load its sibling files from the tree."""
         path = self.root / relpath
-        spec = importlib.util.spec_from_file_location(modname, path)
+        spec = importlib.util.spec_from_file_location(
+            modname, path, submodule_search_locations=[str(path.parent)] if package else None)
         if spec is None or spec.loader is None:
             raise EngineSourceError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
