@@ -30,6 +30,7 @@ examples/python/torch_client.py uses.
 """
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
 import hashlib
@@ -252,6 +253,21 @@ def no_torch_compile():
         del torch.compile
 
 
+def logits_2d(logits, device, keep_dtype=False):
+    """The logits as a [rows, vocab] tensor on ``device``, fp32 unless ``keep_dtype`` (a trainer's bf16 logits)."""
+    import torch
+    x = torch.as_tensor(logits)
+    if x.dim() != 2:
+        raise ValueError(f"logits must be [rows, vocab], got shape {tuple(x.shape)}")
+    return x.to(device) if keep_dtype else x.to(device, torch.float32)
+
+
+def sampling_params(rows: int, temperature, top_k, top_p, min_p):
+    """(temperature, top_k, top_p, min_p) as four per-row lists."""
+    return (per_row(temperature, rows, "temperature", float), per_row(top_k, rows, "top_k", int),
+            per_row(top_p, rows, "top_p", float), per_row(min_p, rows, "min_p", float))
+
+
 def per_row(values, rows: int, what: str, cast):
     """A per-row parameter given as a scalar or a sequence/tensor of length ``rows``, as a Python list."""
     if hasattr(values, "tolist"):
@@ -261,3 +277,23 @@ def per_row(values, rows: int, what: str, cast):
     if len(values) != rows:
         raise ValueError(f"{what} has {len(values)} entries for {rows} rows (give one per row or a scalar)")
     return [cast(v) for v in values]
+
+
+def run_cli(prog: str, description: str, env_var: str, make, add_arguments=None, argv=None) -> int:
+    """The adapters' command line: build the sampler from ``--src`` (or $env_var), print its name and, with
+    ``--describe``, the loaded files and stubs. Exit 2 with one line when the tree or an argument is wrong."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("--src", help=f"engine source tree (default: ${env_var})")
+    ap.add_argument("--describe", action="store_true", help="list the loaded files (sha256) and the stubs")
+    if add_arguments is not None:
+        add_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        sampler = make(args)
+    except (EngineSourceError, ValueError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    print(sampler.name)
+    if args.describe:
+        print(sampler.tree.describe())
+    return 0

@@ -23,7 +23,6 @@ line numbers; the function has no decorators and uses only ``torch`` and ``Tenso
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -49,15 +48,9 @@ class PrimeRlReplay:
         self.label_guard_events = 0
 
     def processed_logprobs(self, logits, temperature, top_k, top_p, min_p=0.0, labels=None):
-        x = torch.as_tensor(logits)
-        if x.dim() != 2:
-            raise ValueError(f"logits must be [rows, vocab], got shape {tuple(x.shape)}")
-        x = x.to(self.device)
+        x = es.logits_2d(logits, self.device, keep_dtype=True)
         rows = x.shape[0]
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         lab = None
         if labels is not None:
             lab = torch.as_tensor(labels).to(self.device, torch.int64).reshape(rows)
@@ -86,20 +79,10 @@ class PrimeRlReplay:
         return out
 
 
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="Load prime-rl's apply_top_k_top_p and say what loaded.")
-    ap.add_argument("--src", help=f"prime-rl source tree (default: ${ENV_VAR})")
-    ap.add_argument("--describe", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        replay = PrimeRlReplay(args.src)
-    except es.EngineSourceError as exc:
-        print(f"prime_rl_adapter: {exc}", file=sys.stderr)
-        return 2
-    print(replay.name)
-    if args.describe:
-        print(replay.tree.describe())
-    return 0
+    return es.run_cli("prime_rl_adapter", "Load prime-rl's apply_top_k_top_p and say what loaded.",
+                      ENV_VAR, lambda args: PrimeRlReplay(args.src), argv=argv)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ line 554, which torch 1.13 cannot run anyway).
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import types
@@ -115,10 +114,7 @@ class SglangTorch:
         self.name = f"{self.tree.label()}:srt/layers/sampler.py:pytorch:{mode}@{self.device.type}"
 
     def _info(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         params = []
         for r in range(rows):
             sp = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r], min_p=m[r])
@@ -150,10 +146,7 @@ class SglangTorch:
                                                   [None] * logits.shape[0], positions)
 
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
-        x = torch.as_tensor(logits)
-        if x.dim() != 2:
-            raise ValueError(f"logits must be [rows, vocab], got shape {tuple(x.shape)}")
-        x = x.to(self.device, torch.float32)
+        x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
         s = es.per_row(seeds, rows, "seeds", int)
         o = es.per_row(offsets, rows, "offsets", int)
@@ -161,10 +154,7 @@ class SglangTorch:
             info = self._info(rows, vocab, temperature, top_k, top_p, min_p, s)
             positions = torch.tensor(o, dtype=torch.int64, device=self.device)
             return self._forward(x.clone(), info, positions).long()
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         positions = torch.zeros(rows, dtype=torch.int64, device=self.device)
         if self.batch == "whole":
             torch.manual_seed(es.request_seed(s[0], o[0]))
@@ -177,23 +167,13 @@ class SglangTorch:
         return torch.cat(tokens)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="Load SGLang's own torch-native sampler and say what loaded.")
-    ap.add_argument("--src", help=f"SGLang source tree (default: ${ENV_VAR})")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--seeded", action="store_true")
-    ap.add_argument("--describe", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        sampler = SglangTorch(args.src, device=args.device, seeded=args.seeded)
-    except (es.EngineSourceError, ValueError) as exc:
-        print(f"sglang_adapter: {exc}", file=sys.stderr)
-        return 2
-    print(sampler.name)
-    if args.describe:
-        print(sampler.tree.describe())
-    return 0
 
+def main(argv=None):
+    def options(ap):
+        ap.add_argument("--device", default="cpu")
+        ap.add_argument("--seeded", action="store_true")
+    return es.run_cli("sglang_adapter", "Load SGLang's own torch-native sampler and say what loaded.", ENV_VAR,
+                      lambda args: SglangTorch(args.src, device=args.device, seeded=args.seeded), options, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

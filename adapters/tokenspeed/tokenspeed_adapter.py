@@ -46,7 +46,6 @@ decorator), ``tokenspeed.runtime.utils.pdl`` (``pdl_enabled`` False). The kernel
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import types
@@ -146,10 +145,7 @@ class TokenSpeedTriton:
         return logits
 
     def _params(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         s = es.per_row(seeds, rows, "seeds", int)
         out = []
         for r in range(rows):
@@ -191,10 +187,7 @@ class TokenSpeedTriton:
         return backend, info
 
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
-        x = torch.as_tensor(logits)
-        if x.dim() != 2:
-            raise ValueError(f"logits must be [rows, vocab], got shape {tuple(x.shape)}")
-        x = x.to(self.device, torch.float32).contiguous()
+        x = es.logits_2d(logits, self.device).contiguous()
         rows, vocab = x.shape
         params = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds)
         backend, info = self._step(rows, vocab, params, offsets, 1)
@@ -220,22 +213,12 @@ class TokenSpeedTriton:
         return accepted, tokens
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="Load TokenSpeed's Triton sampling backends and say what loaded.")
-    ap.add_argument("--src", help=f"TokenSpeed source tree (default: ${ENV_VAR})")
-    ap.add_argument("--backend", choices=BACKENDS, default="triton")
-    ap.add_argument("--describe", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        sampler = TokenSpeedTriton(args.src, backend=args.backend)
-    except (es.EngineSourceError, ValueError) as exc:
-        print(f"tokenspeed_adapter: {exc}", file=sys.stderr)
-        return 2
-    print(sampler.name)
-    if args.describe:
-        print(sampler.tree.describe())
-    return 0
 
+def main(argv=None):
+    def options(ap):
+        ap.add_argument("--backend", choices=BACKENDS, default="triton")
+    return es.run_cli("tokenspeed_adapter", "Load TokenSpeed's Triton sampling backends and say what loaded.",
+                      ENV_VAR, lambda args: TokenSpeedTriton(args.src, backend=args.backend), options, argv)
 
 if __name__ == "__main__":
     sys.exit(main())

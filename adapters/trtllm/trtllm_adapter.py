@@ -30,7 +30,6 @@ use ``torch`` and ``Optional``). No stubs.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -69,15 +68,9 @@ class TrtllmVanilla:
         return t <= self.greedy_below or k == 1 or p == 0.0
 
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
-        x = torch.as_tensor(logits)
-        if x.dim() != 2:
-            raise ValueError(f"logits must be [rows, vocab], got shape {tuple(x.shape)}")
-        x = x.to(self.device, torch.float32)
+        x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         s = es.per_row(seeds, rows, "seeds", int)
         o = es.per_row(offsets, rows, "offsets", int)
         tokens = torch.empty(rows, dtype=torch.long, device=self.device)
@@ -101,11 +94,9 @@ class TrtllmVanilla:
 
     def processed_probs(self, logits, temperature, top_k, top_p):
         """[rows, vocab]: the ``probs`` the function returns beside the token (what it draws from)."""
-        x = torch.as_tensor(logits).to(self.device, torch.float32)
+        x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
+        t, k, p, _ = es.sampling_params(rows, temperature, top_k, top_p, 0.0)
         out = torch.empty_like(x)
         for r in range(rows):
             if self._is_greedy(t[r], k[r], p[r]):
@@ -117,20 +108,10 @@ class TrtllmVanilla:
         return out
 
 
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="Load TensorRT-LLM's vanilla sampling function and say what loaded.")
-    ap.add_argument("--src", help=f"TensorRT-LLM source tree (default: ${ENV_VAR})")
-    ap.add_argument("--describe", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        sampler = TrtllmVanilla(args.src)
-    except es.EngineSourceError as exc:
-        print(f"trtllm_adapter: {exc}", file=sys.stderr)
-        return 2
-    print(sampler.name)
-    if args.describe:
-        print(sampler.tree.describe())
-    return 0
+    return es.run_cli("trtllm_adapter", "Load TensorRT-LLM's vanilla sampling function and say what loaded.",
+                      ENV_VAR, lambda args: TrtllmVanilla(args.src), argv=argv)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ decorates ``compiled_random_sample`` (line 337), which the adapter never reaches
 """
 from __future__ import annotations
 
-import argparse
 import enum
 import logging
 import math
@@ -255,10 +254,7 @@ class _Batch:
 
     def __init__(self, rows, vocab, temperature, top_k, top_p, min_p, front_end):
         self.rows, self.vocab = rows, vocab
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         if front_end:
             for r in range(rows):
                 _validate(r, t[r], k[r], p[r], m[r])
@@ -381,11 +377,8 @@ class VllmV1:
             logitsprocs=types.SimpleNamespace(argmax_invariant=[min_p_proc], non_argmax_invariant=[]))
 
     def _logits(self, logits):
-        logits = torch.as_tensor(logits)
-        if logits.dim() != 2:
-            raise ValueError(f"logits must be [rows, vocab], got shape {tuple(logits.shape)}")
         # Sampler.forward, sampler.py:96: the sampler works on fp32 logits (a copy: the engine updates in place).
-        return logits.to(device=self.device, dtype=torch.float32).clone()
+        return es.logits_2d(logits, self.device).clone()
 
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
         """One token per row: ``Sampler.sample`` (sampler.py:243-302) on a batch of these rows."""
@@ -469,10 +462,7 @@ class VllmMrv2:
         return self.v1.last_path
 
     def _states(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
-        t = es.per_row(temperature, rows, "temperature", float)
-        k = es.per_row(top_k, rows, "top_k", int)
-        p = es.per_row(top_p, rows, "top_p", float)
-        m = es.per_row(min_p, rows, "min_p", float)
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         s = es.per_row(seeds, rows, "seeds", int)
         states = self.states_mod.SamplingStates(rows, vocab)
         for r in range(rows):
@@ -558,25 +548,21 @@ class VllmMrv2:
         return accepted, out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description="Load vLLM's own sampler files and say what loaded.")
-    ap.add_argument("--src", help=f"vLLM source tree (default: ${ENV_VAR})")
-    ap.add_argument("--path", choices=PATHS, default="dispatch")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--mrv2", action="store_true", help="Model Runner V2 instead of v1 (GPU)")
-    ap.add_argument("--describe", action="store_true", help="list the loaded files and the stubs")
-    args = ap.parse_args(argv)
-    try:
-        cls = VllmMrv2 if args.mrv2 else VllmV1
-        sampler = cls(args.src, path=args.path, device=args.device)
-    except (es.EngineSourceError, ValueError) as exc:
-        print(f"vllm_adapter: {exc}", file=sys.stderr)
-        return 2
-    print(sampler.name)
-    if args.describe:
-        print((sampler.v1 if args.mrv2 else sampler).tree.describe())
-    return 0
 
+def main(argv=None):
+    def options(ap):
+        ap.add_argument("--path", choices=PATHS, default="dispatch")
+        ap.add_argument("--device", default="cpu")
+        ap.add_argument("--mrv2", action="store_true", help="Model Runner V2 instead of v1 (GPU)")
+
+    def make(args):
+        if args.mrv2:
+            mrv2 = VllmMrv2(args.src, path=args.path, device=args.device)
+            mrv2.tree = mrv2.v1.tree
+            return mrv2
+        return VllmV1(args.src, path=args.path, device=args.device)
+    return es.run_cli("vllm_adapter", "Load vLLM's own sampler files and say what loaded.", ENV_VAR, make, options,
+                      argv)
 
 if __name__ == "__main__":
     sys.exit(main())
