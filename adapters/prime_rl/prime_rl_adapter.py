@@ -75,7 +75,7 @@ class PrimeRlReplay:
                 plain = self.apply_top_k_top_p(scaled, kg, pg, labels=None)
                 outside = plain.gather(-1, group_labels.unsqueeze(-1)).squeeze(-1) == float("-inf")
                 self.label_guard_events += int(outside.sum())
-            out[idx] = masked.log_softmax(dim=-1).to(torch.float32)                          # loss.py:46 (selective_log_softmax)
+            out[idx] = masked.log_softmax(dim=-1).to(torch.float32)   # loss.py:46 (selective_log_softmax)
         return out
 
 

@@ -83,8 +83,9 @@ class SglangTorch:
         stubs = {
             "sglang.srt.distributed": s("sglang.srt.distributed",
                                         get_tp_group=lambda: types.SimpleNamespace(device_group=None)),
-            "sglang.srt.layers.dp_attention": s("sglang.srt.layers.dp_attention", is_dp_attention_enabled=lambda: False,
-                                                get_attention_tp_group=lambda: types.SimpleNamespace(device_group=None)),
+            "sglang.srt.layers.dp_attention": s(
+                "sglang.srt.layers.dp_attention", is_dp_attention_enabled=lambda: False,
+                get_attention_tp_group=lambda: types.SimpleNamespace(device_group=None)),
             "sglang.srt.layers.logits_processor": s("sglang.srt.layers.logits_processor",
                                                     LogitsProcessorOutput=types.SimpleNamespace),
             "sglang.srt.layers.utils.logprob": s("sglang.srt.layers.utils.logprob",

@@ -62,8 +62,8 @@ def test_per_row_draws_are_deterministic(sampler):
 
 
 def test_sampling_params_rejections_are_value_errors(sampler):
-    for kwargs, text in [({"k": 0}, "top_k must be -1 (disable) or at least 1"), ({"p": 0.0}, "top_p must be in (0, 1]"),
-                         ({"m": -0.1}, "min_p must be in [0, 1]")]:
+    for kwargs, text in [({"k": 0}, "top_k must be -1 (disable) or at least 1"),
+                         ({"p": 0.0}, "top_p must be in (0, 1]"), ({"m": -0.1}, "min_p must be in [0, 1]")]:
         with pytest.raises(ValueError, match=re.escape(text)):
             draws(sampler, torch.zeros(1, 4), n=1, **kwargs)
 

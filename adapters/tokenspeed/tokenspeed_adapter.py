@@ -123,7 +123,8 @@ class TokenSpeedTriton:
             "tokenspeed.runtime.utils.nvtx": s("tokenspeed.runtime.utils.nvtx", nvtx_range=_nvtx_range),
             "tokenspeed.runtime.utils.pdl": s("tokenspeed.runtime.utils.pdl", pdl_enabled=lambda: False),
         }
-        for name, module in es.stub_packages(list(stubs) + [_modname(F_BASE), _modname(f"{KERNEL_DIR}/__init__.py")]).items():
+        parents = es.stub_packages(list(stubs) + [_modname(F_BASE), _modname(f"{KERNEL_DIR}/__init__.py")])
+        for name, module in parents.items():
             stubs.setdefault(name, module)
         self.tree.stubs = sorted(stubs)
         with es.isolated_modules(stubs):
