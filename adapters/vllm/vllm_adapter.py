@@ -143,9 +143,10 @@ class _Platform:
         return torch.cuda.get_device_properties(device_id).multi_processor_count
 
 
-def _triton_modules():
-    """(HAS_TRITON, triton, tl, tldevice): stock triton, or placeholders whose decorators return the function."""
-    if triton_available():
+def _triton_modules(device: torch.device):
+    """(HAS_TRITON, triton, tl, tldevice): stock triton for a CUDA device, else placeholders whose decorators return
+    the function (a CPU run never reaches a Triton kernel, as in a vLLM CPU build)."""
+    if device.type == "cuda" and triton_available():
         import triton
         import triton.language as tl
         import triton.language.extra.libdevice as tldevice
@@ -183,7 +184,7 @@ def _not_driven_class(what):
 
 
 def _stubs(device: torch.device, with_verifiers: bool) -> dict[str, types.ModuleType]:
-    has_triton, triton, tl, tldevice = _triton_modules()
+    has_triton, triton, tl, tldevice = _triton_modules(device)
     s = es.stub_module
     names = {
         "vllm": s("vllm", package=True, SamplingParams=_SamplingParamsStub),
@@ -301,7 +302,7 @@ class VllmV1:
         if path == "triton" and not triton_available():
             raise es.EngineSourceError("path 'triton' needs triton and a CUDA device (ops/topk_topp_triton.py)")
         needed = [F_SAMPLER, F_TOPK_TOPP, F_BUILTIN, F_INTERFACE, F_BAD_WORDS]
-        has_triton = triton_available()
+        has_triton = self.device.type == "cuda" and triton_available()
         if has_triton:
             needed.append(F_TRITON)
         if with_verifier:
