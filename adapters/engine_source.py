@@ -1,0 +1,299 @@
+"""Loading an engine's own sampler files from a source tree the user supplies, with only their imports stubbed.
+
+Shared by the Python engine adapters (adapters/vllm, tokenspeed, trtllm, sglang, prime_rl). Nothing here fetches,
+installs or vendors an engine: the user points an adapter at a tree (``src=`` / ``--src DIR`` / the adapter's
+environment variable) laid out as the engine's repository (``scripts/engine-sources`` copies the files a manifest
+names out of the user's own clone). The adapter then
+
+  * installs stub modules for what the engine files import and samplecheck does not carry (a logger, an env-flag
+    module, a platform object...), each made by ``stub_module`` and marked ``__samplecheck_stub__``;
+  * executes the engine's files with ``importlib.util.spec_from_file_location`` under their own dotted names, so
+    that their imports of one another resolve to the files of the tree;
+  * restores ``sys.modules`` afterwards (``isolated_modules``): neither the stubs nor the loaded files stay
+    registered, so an installed engine in the same process is left alone, and every adapter instance holds its own
+    copy of the engine's modules.
+
+Each loaded file is recorded (``LoadedFile``: path relative to the tree, sha256) and compared with
+``adapters/engine_sources.json``, the manifest of the files this project judged (engine, repository, commit, path,
+sha256). ``engine_label`` turns that into the prefix of every sampler name: ``vllm@568afb3a`` when every file
+matches the manifest's commit, else ``vllm@<commit from the tree's marker or git>+modified`` (a tree at another
+commit, or edited files), so a report always says which code ran.
+
+(seed, offset) -> engine seeding. samplecheck gives every draw a (seed, offset) (docs/process-protocol.md). An
+engine keyed by a per-request seed and a position (vLLM Model Runner V2, TokenSpeed, SGLang's seeded path) takes
+them as they are: request seed = seed, position = offset. An engine seeded through a per-request
+``torch.Generator`` (vLLM v1, TensorRT-LLM's TorchSampler) gets, for each draw, a request whose seed is
+``request_seed(seed, offset)``: every draw is the first step of a fresh request, exactly what the engine does for a
+request carrying that seed (``generator.manual_seed(sampling_params.seed)``). ``request_seed`` is injective on
+(seed, offset) pairs with offset < 2^32 and seed < 2^31 and spreads the rest; it is the same mix that
+examples/python/torch_client.py uses.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MANIFEST = Path(__file__).resolve().parent / "engine_sources.json"
+MARKER = ".samplecheck-source"  # written by scripts/engine-sources: "<repo> <commit>"
+
+
+class EngineSourceError(RuntimeError):
+    """The tree is missing, lacks a file the adapter needs, or a file cannot be loaded."""
+
+
+def request_seed(seed: int, offset: int) -> int:
+    """The per-request seed of the draw at (seed, offset) for engines seeded by a torch.Generator per request."""
+    return (int(seed) * 0x9E3779B97F4A7C15 + int(offset) * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1)
+
+
+def as_int64(value: int) -> int:
+    """A u64 seed as the int64 an engine's seed tensor holds (two's complement)."""
+    value = int(value) & ((1 << 64) - 1)
+    return value - (1 << 64) if value >= (1 << 63) else value
+
+
+def find_tree(src: str | os.PathLike | None, env_var: str, engine: str, needed: list[str]) -> Path:
+    """The engine tree: ``src`` if given, else $env_var. Every path in ``needed`` must exist in it."""
+    chosen = src if src is not None else os.environ.get(env_var)
+    if not chosen:
+        raise EngineSourceError(
+            f"no {engine} source tree: pass src=DIR (--src DIR) or set {env_var} to a checkout of the engine "
+            f"(scripts/engine-sources lays one out from your clone)")
+    root = Path(chosen).expanduser().resolve()
+    if not root.is_dir():
+        raise EngineSourceError(f"{engine} source tree {root} is not a directory ({env_var} or --src)")
+    missing = [p for p in needed if not (root / p).is_file()]
+    if missing:
+        raise EngineSourceError(f"{engine} source tree {root} lacks {', '.join(missing)} (is it the repository root?)")
+    return root
+
+
+def stub_module(name: str, package: bool = False, **attrs) -> types.ModuleType:
+    """A stand-in for a module the engine files import; marked so that a report can list the stubs."""
+    module = types.ModuleType(name)
+    module.__samplecheck_stub__ = True
+    if package:
+        module.__path__ = []
+    for key, value in attrs.items():
+        setattr(module, key, value)
+    return module
+
+
+def stub_packages(names: list[str]) -> dict[str, types.ModuleType]:
+    """Empty package stubs for every dotted prefix of ``names`` (``a.b.c`` -> ``a``, ``a.b``)."""
+    out: dict[str, types.ModuleType] = {}
+    for name in names:
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            prefix = ".".join(parts[:i])
+            out.setdefault(prefix, stub_module(prefix, package=True))
+    return out
+
+
+@contextlib.contextmanager
+def isolated_modules(stubs: dict[str, types.ModuleType]):
+    """Install ``stubs`` in sys.modules for the duration; restore every name touched afterwards."""
+    before = dict(sys.modules)
+    for name, module in stubs.items():
+        sys.modules[name] = module
+    # A child module must also be reachable as an attribute of its parent stub package.
+    for name, module in stubs.items():
+        parent, _, leaf = name.rpartition(".")
+        if parent in stubs:
+            setattr(stubs[parent], leaf, module)
+    try:
+        yield
+    finally:
+        for name in list(sys.modules):
+            if name not in before:
+                del sys.modules[name]
+            elif sys.modules[name] is not before[name]:
+                sys.modules[name] = before[name]
+
+
+@dataclass
+class LoadedFile:
+    path: str    # relative to the tree, as in the repository
+    sha256: str
+
+
+@dataclass
+class EngineTree:
+    """One engine's source tree and what has been loaded from it."""
+    engine: str
+    root: Path
+    loaded: list[LoadedFile] = field(default_factory=list)
+    stubs: list[str] = field(default_factory=list)
+
+    def load(self, relpath: str, modname: str, package: bool = False) -> types.ModuleType:
+        """Execute the tree's file under its dotted name (call inside ``isolated_modules``). ``package``: the file
+        is a package's ``__init__.py`` whose relative imports load its sibling files from the tree."""
+        path = self.root / relpath
+        spec = importlib.util.spec_from_file_location(
+            modname, path, submodule_search_locations=[str(path.parent)] if package else None)
+        if spec is None or spec.loader is None:
+            raise EngineSourceError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = module
+        parent, _, leaf = modname.rpartition(".")
+        if parent and parent in sys.modules:
+            setattr(sys.modules[parent], leaf, module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the engine file's own error, named with the file
+            raise EngineSourceError(f"{self.engine}: loading {relpath} failed: {type(exc).__name__}: {exc}") from exc
+        self.record(relpath)
+        return module
+
+    def record(self, relpath: str) -> None:
+        if any(f.path == relpath for f in self.loaded):
+            return
+        digest = hashlib.sha256((self.root / relpath).read_bytes()).hexdigest()
+        self.loaded.append(LoadedFile(relpath, digest))
+
+    def extract(self, relpath: str, names: list[str], namespace: dict) -> dict:
+        """Compile only the named top-level functions of a file (their decorators dropped) into ``namespace``.
+
+        For files whose module-level imports pull in a whole framework (prime-rl's loss.py imports beartype,
+        jaxtyping and its config package) when the sampler is one self-contained function. Line numbers stay those
+        of the file, so tracebacks point into the engine's source.
+        """
+        path = self.root / relpath
+        tree = ast.parse(path.read_text(), filename=str(path))
+        found = {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+                node.decorator_list = []
+                found[node.name] = node
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise EngineSourceError(f"{self.engine}: {relpath} has no top-level function {', '.join(missing)}")
+        module = ast.Module(body=[found[n] for n in names], type_ignores=[])
+        exec(compile(module, str(path), "exec"), namespace)
+        self.record(relpath)
+        return {n: namespace[n] for n in names}
+
+    def commit(self) -> str | None:
+        """The tree's commit: its marker file, else ``git rev-parse`` of a checkout (read locally, never fetched)."""
+        marker = self.root / MARKER
+        if marker.is_file():
+            fields = marker.read_text().split()
+            if len(fields) >= 2:
+                return fields[1]
+        try:
+            out = subprocess.run(["git", "-C", str(self.root), "rev-parse", "HEAD"], capture_output=True,
+                                 text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+    def label(self) -> str:
+        """``<engine>@<commit8>`` when every loaded file matches the manifest at one commit, else ``+modified``."""
+        entries = manifest_entries(self.engine)
+        by_path: dict[str, list[dict]] = {}
+        for entry in entries:
+            by_path.setdefault(entry["path"], []).append(entry)
+        commits = None
+        for f in self.loaded:
+            matching = {e["commit"] for e in by_path.get(f.path, []) if e["sha256"] == f.sha256}
+            commits = matching if commits is None else commits & matching
+        if commits:
+            return f"{self.engine}@{sorted(commits)[0][:8]}"
+        own = self.commit()
+        return f"{self.engine}@{own[:8] if own else 'unknown'}+modified"
+
+    def describe(self) -> str:
+        lines = [f"{self.label()} from {self.root}"]
+        lines += [f"  loaded {f.path} sha256 {f.sha256[:16]}" for f in self.loaded]
+        lines += [f"  stub   {name}" for name in sorted(self.stubs)]
+        return "\n".join(lines)
+
+
+def manifest_entries(engine: str) -> list[dict]:
+    with open(MANIFEST) as fh:
+        return [e for e in json.load(fh)["files"] if e["engine"] == engine]
+
+
+def triton_importable() -> bool:
+    """Stock triton can be imported (the engines' Triton files need it, and a CUDA device to run)."""
+    try:
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def no_torch_compile():
+    """On torch < 2.0 (no ``torch.compile``), a no-op ``torch.compile`` while engine files load: several decorate
+    a module-level function with it. The adapters say which function each time; on torch 2.x nothing changes."""
+    import torch
+    if hasattr(torch, "compile"):
+        yield
+        return
+
+    def compile_noop(fn=None, **kwargs):
+        return fn if fn is not None else (lambda f: f)
+
+    torch.compile = compile_noop
+    try:
+        yield
+    finally:
+        del torch.compile
+
+
+def logits_2d(logits, device, keep_dtype=False):
+    """The logits as a [rows, vocab] tensor on ``device``, fp32 unless ``keep_dtype`` (a trainer's bf16 logits)."""
+    import torch
+    x = torch.as_tensor(logits)
+    if x.dim() != 2:
+        raise ValueError(f"logits must be [rows, vocab], got shape {tuple(x.shape)}")
+    return x.to(device) if keep_dtype else x.to(device, torch.float32)
+
+
+def sampling_params(rows: int, temperature, top_k, top_p, min_p):
+    """(temperature, top_k, top_p, min_p) as four per-row lists."""
+    return (per_row(temperature, rows, "temperature", float), per_row(top_k, rows, "top_k", int),
+            per_row(top_p, rows, "top_p", float), per_row(min_p, rows, "min_p", float))
+
+
+def per_row(values, rows: int, what: str, cast):
+    """A per-row parameter given as a scalar or a sequence/tensor of length ``rows``, as a Python list."""
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        return [cast(values)] * rows
+    if len(values) != rows:
+        raise ValueError(f"{what} has {len(values)} entries for {rows} rows (give one per row or a scalar)")
+    return [cast(v) for v in values]
+
+
+def run_cli(prog: str, description: str, env_var: str, make, add_arguments=None, argv=None) -> int:
+    """The adapters' command line: build the sampler from ``--src`` (or $env_var), print its name and, with
+    ``--describe``, the loaded files and stubs. Exit 2 with one line when the tree or an argument is wrong."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("--src", help=f"engine source tree (default: ${env_var})")
+    ap.add_argument("--describe", action="store_true", help="list the loaded files (sha256) and the stubs")
+    if add_arguments is not None:
+        add_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        sampler = make(args)
+    except (EngineSourceError, ValueError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    print(sampler.name)
+    if args.describe:
+        print(sampler.tree.describe())
+    return 0

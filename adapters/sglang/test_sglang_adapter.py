@@ -1,0 +1,78 @@
+"""SGLang's torch-native sampler through adapters/sglang/sglang_adapter.py. Skipped unless SAMPLECHECK_SGLANG_SRC
+names an SGLang tree; the seeded tests also need triton and a CUDA device.
+
+Kept sets are read from draws at fixed seeds (deterministic): a kept token of probability >= 2/9 is missed by 3000
+draws with probability < (7/9)^3000 ~ 1e-327; frequency bounds are 5 binomial standard deviations."""
+import math
+import os
+import re
+from collections import Counter
+
+import pytest
+import torch
+
+import sglang_adapter as sa
+
+SRC = os.environ.get(sa.ENV_VAR)
+pytestmark = pytest.mark.skipif(not SRC, reason=f"{sa.ENV_VAR} is not set (no SGLang source tree)")
+N = 3000
+
+
+@pytest.fixture(scope="module")
+def sampler():
+    return sa.SglangTorch(SRC)
+
+
+def draws(sampler, row, t=1.0, k=-1, p=1.0, m=0.0, n=N):
+    return Counter(sampler.sample(row.repeat(n, 1), t, k, p, m, list(range(n)), [0] * n).tolist())
+
+
+def test_name_says_engine_commit_and_mode(sampler):
+    assert re.fullmatch(r"sglang@[0-9a-f]{8}(\+modified)?:srt/layers/sampler\.py:pytorch:unseeded,per-row@cpu",
+                        sampler.name)
+
+
+def test_top_p_keeps_a_token_whose_mass_above_equals_top_p(sampler):
+    # Four equal logits (exact quarters): the third token has mass above exactly 0.5; SGLang's `>` keeps it.
+    assert len(draws(sampler, torch.zeros(1, 4), p=0.5)) == 3
+
+
+def test_top_k_keeps_exactly_k_of_a_tie_group(sampler):
+    assert len(draws(sampler, torch.zeros(1, 4), k=2)) == 2
+
+
+def test_top_p_and_min_p_see_the_full_distribution(sampler):
+    # V4: top-p on the full p keeps {0, 1, 2} (mass above token 2 is 0.7 <= 0.75); min-p 0.3 * 0.4 = 0.12 keeps 0.2.
+    counts = draws(sampler, torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]])), p=0.75, m=0.3)
+    assert set(counts) == {0, 1, 2}
+    share = counts[0] / N
+    assert abs(share - 4 / 9) < 5 * math.sqrt((4 / 9) * (5 / 9) / N)
+
+
+def test_temperature_below_1e_6_is_greedy(sampler):
+    logits = torch.tensor([[0.1, 2.0, 1.0], [3.0, 0.0, 1.0]])
+    assert sampler.sample(logits, 1e-7, -1, 1.0, 0.0, [1, 2], [0, 0]).tolist() == [1, 0]
+
+
+def test_per_row_draws_are_deterministic(sampler):
+    logits = torch.randn(4, 40, generator=torch.Generator().manual_seed(1))
+    a = sampler.sample(logits, 0.7, 10, 0.9, 0.0, [5, 6, 7, 8], [0, 1, 2, 3])
+    b = sampler.sample(logits, 0.7, 10, 0.9, 0.0, [5, 6, 7, 8], [0, 1, 2, 3])
+    assert torch.equal(a, b)
+
+
+def test_sampling_params_rejections_are_value_errors(sampler):
+    for kwargs, text in [({"k": 0}, "top_k must be -1 (disable) or at least 1"),
+                         ({"p": 0.0}, "top_p must be in (0, 1]"), ({"m": -0.1}, "min_p must be in [0, 1]")]:
+        with pytest.raises(ValueError, match=re.escape(text)):
+            draws(sampler, torch.zeros(1, 4), n=1, **kwargs)
+
+
+@pytest.mark.skipif(not (torch.cuda.is_available() and sa.es.triton_importable()), reason="needs triton and CUDA")
+def test_seeded_draws_depend_on_seed_and_position_only():
+    seeded = sa.SglangTorch(SRC, device="cuda", seeded=True)
+    logits = torch.randn(5, 1000, generator=torch.Generator().manual_seed(2))
+    seeds, offsets = [1, 2, 3, 4, 5], [7, 8, 9, 10, 11]
+    whole = seeded.sample(logits, 1.0, 20, 0.9, 0.0, seeds, offsets)
+    alone = torch.cat([seeded.sample(logits[i:i + 1], 1.0, 20, 0.9, 0.0, seeds[i], offsets[i]) for i in range(5)])
+    assert torch.equal(whole.cpu(), alone.cpu())

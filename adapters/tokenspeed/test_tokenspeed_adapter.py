@@ -1,0 +1,77 @@
+"""TokenSpeed's Triton sampling backends through adapters/tokenspeed/tokenspeed_adapter.py. Skipped unless
+SAMPLECHECK_TOKENSPEED_SRC names a TokenSpeed tree and triton with a CUDA device is present (every route is Triton).
+
+Kept sets are read from draws at fixed seeds (deterministic); a kept token of probability >= 1/4 is missed by 2000
+draws with probability < 1e-249."""
+import os
+import re
+
+import pytest
+import torch
+
+import tokenspeed_adapter as ta
+
+SRC = os.environ.get(ta.ENV_VAR)
+pytestmark = [
+    pytest.mark.skipif(not SRC, reason=f"{ta.ENV_VAR} is not set (no TokenSpeed source tree)"),
+    pytest.mark.skipif(not (torch.cuda.is_available() and ta.es.triton_importable()), reason="needs triton and CUDA"),
+]
+N = 2000
+
+
+@pytest.fixture(scope="module", params=ta.BACKENDS)
+def sampler(request):
+    return ta.TokenSpeedTriton(SRC, backend=request.param)
+
+
+def kept(sampler, row, k=-1, p=1.0, m=0.0, t=1.0):
+    tokens = sampler.sample(row.repeat(N, 1), t, k, p, m, list(range(N)), [5] * N)
+    return set(tokens.tolist())
+
+
+def test_name_says_the_commit_and_backend(sampler):
+    assert re.fullmatch(r"tokenspeed@[0-9a-f]{8}(\+modified)?:runtime/sampling/backends/triton(_full)?\.py@cuda",
+                        sampler.name)
+
+
+def test_each_route_keeps_the_hand_computed_set(sampler):
+    row = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    assert kept(sampler, row) == {0, 1, 2, 3} and sampler.last_route == "gumbel"
+    assert kept(sampler, row, k=2) == {0, 1} and sampler.last_route == "top_k"
+    assert kept(sampler, row, k=3, p=0.7) == {0, 1} and sampler.last_route == "top_k_top_p"
+    assert kept(sampler, row, p=0.7) == {0, 1} and sampler.last_route == "top_p"
+
+
+def test_a_mixed_batch_takes_the_generic_route(sampler):
+    row = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]])).repeat(N, 1)
+    ks = [2 if i % 2 else -1 for i in range(N)]
+    tokens = sampler.sample(row, 1.0, ks, 1.0, 0.0, list(range(N)), [0] * N)
+    assert sampler.last_route.startswith("generic")
+    assert set(tokens[1::2].tolist()) == {0, 1}
+
+
+def test_min_p_in_the_full_backend(sampler):
+    row = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    if sampler.backend_name == "triton_full":
+        assert kept(sampler, row, m=0.35) == {0, 1}
+    else:   # the triton backend takes min_p and ignores it (base.py:108-110)
+        assert kept(sampler, row, m=0.35) == {0, 1, 2, 3}
+
+
+def test_same_seed_and_position_give_the_same_token_in_any_batch(sampler):
+    logits = torch.randn(4, 5000, generator=torch.Generator().manual_seed(4))
+    seeds, offsets = [1, 2, 3, 4], [9, 8, 7, 6]
+    whole = sampler.sample(logits, 1.0, 40, 0.9, 0.0, seeds, offsets)
+    alone = torch.cat([sampler.sample(logits[i:i + 1], 1.0, 40, 0.9, 0.0, seeds[i], offsets[i]) for i in range(4)])
+    assert torch.equal(whole.cpu(), alone.cpu())
+
+
+def test_verify_accepts_drafts_the_target_draws_surely(sampler):
+    target = torch.full((2, 3, 16), -40.0)
+    drafts = torch.tensor([[3, 4], [5, 6]])
+    for b in range(2):
+        for j in range(2):
+            target[b, j, drafts[b, j]] = 10.0
+        target[b, 2, 9] = 10.0
+    accepted, tokens = sampler.verify(target, drafts, 1.0, -1, 1.0, 0.0, [1, 2], [0, 0])
+    assert accepted.tolist() == [2, 2] and tokens.tolist() == [[3, 4, 9], [5, 6, 9]]

@@ -1,0 +1,225 @@
+"""TokenSpeed's Triton sampling backends (PR #280), loaded from a TokenSpeed source tree. GPU only (Triton).
+
+    python3 adapters/tokenspeed/tokenspeed_adapter.py --src ~/src/tokenspeed --describe
+    SAMPLECHECK_TOKENSPEED_SRC=~/src/tokenspeed ...
+
+``TokenSpeedTriton(backend="triton" | "triton_full")`` constructs the engine's own backend object
+(python/tokenspeed/runtime/sampling/backends/triton.py ``TritonSamplingBackend`` or triton_full.py
+``TritonFullSamplingBackend``) and drives it as the model executor does: ``prepare_step`` (a fresh request id per
+row, so ``_reset_slot`` writes the row's temperature, top_k, top_p, min_p and seed into the pools, and
+``_select_sample_route`` picks the route for the batch), then ``sample`` / ``verify``. The routes are the engine's
+(triton.py:336-357, triton_full.py:254-330):
+
+  no filter in the batch        -> Gumbel (``gumbel_sample_from_pools_compact`` for V <= 32768, else the two-stage
+                                   ``gumbel_sample_from_pools``); with min-p in the batch (triton_full) the min-p
+                                   kernels ``gumbel_sample_min_p_from_pools[_parallel]``
+  every row top-k finite        -> ``gumbel_sample_top_k_top_p_from_pools`` (pad 64 when every top_k <= 64, else 128)
+  every row top-k disabled,
+  some top_p < 1                -> ``gumbel_sample_top_p_parallel_from_pools`` (rejection with 3 attempts sampling,
+                                   4 verifying, then a repair kernel)
+  finite and disabled top-k
+  mixed                         -> ``gumbel_sample_from_pools_generic``
+
+``route_of(params)`` names the route a batch takes (the engine's ``_select_sample_route``); compose batches to
+select each. ``last_route`` is the route of the last call.
+
+Seeding: SamplingParams.seed = samplecheck's seed (as int64), the position (``valid_cache_lengths`` of the row's
+pool slot, int32) = offset: the kernels draw ``tl.rand(tl.randint(seed, position + spec_pos), token)``
+(gumbel.py:69-72). Offsets must be < 2^31.
+
+Parameters go through TokenSpeed's own ``SamplingParams`` (sampling_params.py, loaded): ``__post_init__`` turns
+T < 1e-6 into greedy (T = 1, top_k = 1) and top_k = -1 into 1 << 30; ``verify(vocab)`` raises ``ValueError`` for
+values it rejects (top_p in (0, 1], min_p in [0, 1], top_k = -1 or 1..127: the fused kernel's limit). A batch whose
+every top_k <= 1 is all greedy (model_executor.py:935) and goes to ``cute_argmax``. The "triton" backend has no
+min-p: it takes min_p and ignores it, as the engine does ("the backend silently applies only what it supports",
+base.py:108-110; ``SamplingParams.requested_features`` is called nowhere at f4d8ec6e), so min-p cases judged
+against it fail by design of the engine, not of the adapter; "triton_full" applies min-p.
+
+Stubs (``__samplecheck_stub__``): ``tokenspeed_kernel._triton`` (stock ``triton`` and ``triton.language`` instead of
+the vendored ``tokenspeed_triton``), ``tokenspeed_kernel.ops.sampling.cute_dsl`` (``argmax`` = ``torch.argmax``:
+the greedy route is judged through this stub, not TokenSpeed's CuTe kernel), ``msgspec`` (``Struct``: keyword
+construction and ``__post_init__``, no wire format), ``tokenspeed.runtime.sampling.registry`` (``register_backend``
+does nothing), ``tokenspeed.runtime.sampling.utils`` (``nan_guard_logits``: the engine's no-op for
+enable_nan_detection = False, utils.py:50-51), ``tokenspeed.runtime.utils.nvtx`` (``nvtx_range`` a no-op
+decorator), ``tokenspeed.runtime.utils.pdl`` (``pdl_enabled`` False). The kernel files
+(tokenspeed-kernel/.../ops/sampling/triton/*.py) and backends/base.py load unchanged.
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # adapters/, only while importing the helper
+import engine_source as es  # noqa: E402
+
+sys.path.pop(0)
+
+ENV_VAR = "SAMPLECHECK_TOKENSPEED_SRC"
+KERNEL_DIR = "tokenspeed-kernel/python/tokenspeed_kernel/ops/sampling/triton"
+KERNEL_FILES = ["common", "generic", "gumbel", "logprobs", "min_p", "penalties", "probability", "topk_topp", "topp",
+                "verify"]
+F_BASE = "python/tokenspeed/runtime/sampling/backends/base.py"
+F_TRITON = "python/tokenspeed/runtime/sampling/backends/triton.py"
+F_TRITON_FULL = "python/tokenspeed/runtime/sampling/backends/triton_full.py"
+F_PARAMS = "python/tokenspeed/runtime/sampling/sampling_params.py"
+BACKENDS = ("triton", "triton_full")
+ROUTE_NAMES = {0: "generic", 1: "gumbel", 2: "top_k", 3: "top_k_top_p", 4: "top_p"}
+
+
+def _modname(relpath: str) -> str:
+    for prefix in ("tokenspeed-kernel/python/", "python/"):
+        if relpath.startswith(prefix):
+            relpath = relpath[len(prefix):]
+    return relpath[:-3].replace("/", ".").removesuffix(".__init__")
+
+
+class _Struct:
+    """Stub of ``msgspec.Struct``: keyword construction over the class defaults, then ``__post_init__``."""
+
+    def __init_subclass__(cls, **options):
+        super().__init_subclass__()
+
+    def __init__(self, **fields):
+        for key, value in fields.items():
+            setattr(self, key, value)
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+
+
+def _nvtx_range(*args, **kwargs):
+    return lambda fn: fn
+
+
+class TokenSpeedTriton:
+    _ids = itertools.count()
+
+    def __init__(self, src=None, backend="triton", device="cuda"):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        self.device = torch.device(device)
+        if self.device.type != "cuda" or not torch.cuda.is_available() or not es.triton_importable():
+            raise es.EngineSourceError("TokenSpeed's sampling backends are Triton: they need triton and a CUDA device")
+        kernel_paths = [f"{KERNEL_DIR}/{name}.py" for name in ["__init__"] + KERNEL_FILES]
+        needed = kernel_paths + [F_BASE, F_TRITON, F_PARAMS] + ([F_TRITON_FULL] if backend == "triton_full" else [])
+        self.tree = es.EngineTree("tokenspeed", es.find_tree(src, ENV_VAR, "tokenspeed", needed))
+        self.backend_name = backend
+        import triton
+        import triton.language as tl
+        s = es.stub_module
+        stubs = {
+            "tokenspeed_kernel._triton": s("tokenspeed_kernel._triton", triton=triton, tl=tl),
+            "tokenspeed_kernel.ops.sampling.cute_dsl": s("tokenspeed_kernel.ops.sampling.cute_dsl",
+                                                         argmax=lambda logits: torch.argmax(logits, dim=-1)),
+            "msgspec": s("msgspec", Struct=_Struct),
+            "tokenspeed.runtime.sampling.registry": s("tokenspeed.runtime.sampling.registry",
+                                                      register_backend=lambda name, cls: None),
+            "tokenspeed.runtime.sampling.utils": s("tokenspeed.runtime.sampling.utils",
+                                                   nan_guard_logits=self._nan_guard),
+            "tokenspeed.runtime.utils.nvtx": s("tokenspeed.runtime.utils.nvtx", nvtx_range=_nvtx_range),
+            "tokenspeed.runtime.utils.pdl": s("tokenspeed.runtime.utils.pdl", pdl_enabled=lambda: False),
+        }
+        parents = es.stub_packages(list(stubs) + [_modname(F_BASE), _modname(f"{KERNEL_DIR}/__init__.py")])
+        for name, module in parents.items():
+            stubs.setdefault(name, module)
+        self.tree.stubs = sorted(stubs)
+        with es.isolated_modules(stubs):
+            self.kernels = self.tree.load(f"{KERNEL_DIR}/__init__.py", _modname(f"{KERNEL_DIR}/__init__.py"),
+                                          package=True)
+            for name in KERNEL_FILES:     # imported by the package's __init__ through its relative imports
+                self.tree.record(f"{KERNEL_DIR}/{name}.py")
+            self.params_mod = self.tree.load(F_PARAMS, _modname(F_PARAMS))
+            self.base = self.tree.load(F_BASE, _modname(F_BASE))
+            self.triton_mod = self.tree.load(F_TRITON, _modname(F_TRITON))
+            self.full_mod = self.tree.load(F_TRITON_FULL, _modname(F_TRITON_FULL)) if backend == "triton_full" else None
+        self.last_route = None
+        self.name = f"{self.tree.label()}:runtime/sampling/backends/{backend}.py@{self.device.type}"
+
+    @staticmethod
+    def _nan_guard(logits, enable_nan_detection):
+        if enable_nan_detection:
+            raise NotImplementedError("nan_guard_logits with detection on is not driven by the adapter")
+        return logits
+
+    def _params(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
+        s = es.per_row(seeds, rows, "seeds", int)
+        out = []
+        for r in range(rows):
+            sp = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r], min_p=m[r],
+                                                seed=es.as_int64(s[r]))
+            try:
+                sp.verify(vocab)
+            except ValueError as exc:
+                raise ValueError(f"row {r}: {exc}") from None
+            out.append(sp)
+        return out
+
+    def route_of(self, params) -> str:
+        """The route ``_select_sample_route`` (triton.py:336-357) picks for a list of SamplingParams."""
+        return ROUTE_NAMES[self.triton_mod.TritonSamplingBackend._select_sample_route(params)]
+
+    def _backend(self, rows, vocab, tokens_per_req):
+        config = self.base.SamplingBackendConfig(max_bs=rows, max_draft_tokens_per_req=tokens_per_req,
+                                                 max_req_pool_size=rows, vocab_size=vocab, device=self.device)
+        cls = self.full_mod.TritonFullSamplingBackend if self.full_mod else self.triton_mod.TritonSamplingBackend
+        return cls(config)
+
+    def _step(self, rows, vocab, params, offsets, tokens_per_req):
+        o = es.per_row(offsets, rows, "offsets", int)
+        if any(not 0 <= x < 2 ** 31 for x in o):
+            raise ValueError("TokenSpeed positions (valid_cache_lengths) are int32: offsets must be in [0, 2^31)")
+        backend = self._backend(rows, vocab, tokens_per_req)
+        pool = list(range(1, rows + 1))                       # slot 0 is the capture/warm-up row
+        ids = [f"samplecheck-{next(self._ids)}" for _ in range(rows)]
+        backend.prepare_step(ids, pool, params, num_tokens_per_req=tokens_per_req)
+        lengths = torch.zeros(rows + 1, dtype=torch.int32, device=self.device)
+        lengths[1:] = torch.tensor(o, dtype=torch.int32)
+        info = types.SimpleNamespace(vocab_mask=None, is_all_greedy=all(sp.top_k <= 1 for sp in params),
+                                     valid_cache_lengths=lengths,
+                                     req_pool_indices=torch.tensor(pool, dtype=torch.int64, device=self.device))
+        self.last_route = "greedy" if info.is_all_greedy else ROUTE_NAMES[backend._sample_route]
+        if self.full_mod and backend._full_has_min_p and not info.is_all_greedy:
+            self.last_route += "+min_p"
+        return backend, info
+
+    def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
+        x = es.logits_2d(logits, self.device).contiguous()
+        rows, vocab = x.shape
+        params = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds)
+        backend, info = self._step(rows, vocab, params, offsets, 1)
+        sampled, _ = backend.sample(types.SimpleNamespace(next_token_logits=x), info)
+        return sampled.long()
+
+    def verify(self, target_logits, draft_tokens, temperature, top_k, top_p, min_p, seeds, offsets):
+        """TokenSpeed's chain verification (backend ``verify``): every target row sampled with the route's kernel
+        (row j at position offset + j), a draft accepted iff it equals the target's token at its position
+        (verify.py:46-68). target_logits [B, g+1, V], draft_tokens [B, g]. Returns (accepted [B], tokens [B, g+1])
+        with slots 0..accepted read."""
+        target = torch.as_tensor(target_logits).to(self.device, torch.float32)
+        rows, g1, vocab = target.shape
+        params = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds)
+        backend, info = self._step(rows, vocab, params, offsets, g1)
+        candidates = torch.zeros(rows, g1, dtype=torch.int32, device=self.device)
+        candidates[:, 1:] = torch.as_tensor(draft_tokens).to(self.device, torch.int32).reshape(rows, g1 - 1)
+        out = types.SimpleNamespace(next_token_logits=target.reshape(rows * g1, vocab).contiguous())
+        predict, accept_length = backend.verify(out, info, candidates)
+        accepted = accept_length.long() - 1
+        tokens = predict.long().reshape(rows, g1).clone()
+        tokens[torch.arange(g1, device=self.device)[None, :] > accepted[:, None]] = -1
+        return accepted, tokens
+
+
+
+def main(argv=None):
+    def options(ap):
+        ap.add_argument("--backend", choices=BACKENDS, default="triton")
+    return es.run_cli("tokenspeed_adapter", "Load TokenSpeed's Triton sampling backends and say what loaded.",
+                      ENV_VAR, lambda args: TokenSpeedTriton(args.src, backend=args.backend), options, argv)
+
+if __name__ == "__main__":
+    sys.exit(main())

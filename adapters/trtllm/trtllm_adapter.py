@@ -1,0 +1,118 @@
+"""TensorRT-LLM TorchSampler's pure-torch path (``top_k_top_p_sampling_batch``), loaded from a TensorRT-LLM tree.
+
+    python3 adapters/trtllm/trtllm_adapter.py --src ~/src/TensorRT-LLM --describe
+    SAMPLECHECK_TRTLLM_SRC=~/src/TensorRT-LLM ...
+
+``TrtllmVanilla.sample`` runs ``top_k_top_p_sampling_batch`` (tensorrt_llm/_torch/pyexecutor/sampler/ops/vanilla.py
+in the 2026 layout; tensorrt_llm/_torch/pyexecutor/sampling_utils.py in older trees, found automatically):
+``logits / max(T, 1e-5)``, top-k by the k-th logit (ties kept), top-p on the top-k-renormalized softmax keeping
+through the first index whose cumsum reaches top_p and renormalizing by that cumsum, then ``torch.multinomial`` with
+the request's ``torch.Generator``. Greedy rows go to ``greedy_search_sampling_batch`` (argmax).
+
+Strategy (which function a row takes) follows the TorchSampler rules of the LLM API documentation (seed 002): greedy
+when temperature = 0, top_k = 1 or top_p = 0; otherwise unset values default to top_k = 0 (= vocab), top_p = 1,
+T = 1. samplecheck's top_k = -1 is TensorRT-LLM's top_k = 0 (disabled). The newest sampler files also treat
+T <= 1e-4 as greedy (``GREEDY_TEMPERATURE_THRESHOLD``, docs/semantics.md ``trtllm-torch``); ``greedy_below`` sets
+that threshold (default 1e-4; 0 reproduces the documented "temperature = 0" rule). The vanilla path has no min-p
+(``top_k_top_p_sampling_batch`` takes none): a row with min_p > 0 raises ``ValueError``; TorchSampler applies min-p
+only in its FlashInfer composition (adapters/trtllm/README.md).
+
+The function asserts ``temperature > 0``, ``top_k > 1`` and ``top_p > 0`` (vanilla.py:120, 126, 128); the adapter routes
+the rows those asserts reject to greedy, as the strategy resolution does before it.
+
+Seeding: TorchSampler draws each strategy group with a ``torch.Generator``. The adapter calls the function once per
+row with ``torch.Generator(device).manual_seed(request_seed(seed, offset))``, the engine's draw for a request
+seeded that way, so a row's token does not depend on the batch.
+
+Loading: the file imports ``tensorrt_llm._utils`` and ``tensorrt_llm.bindings.executor`` (the C++ bindings), so the
+adapter compiles only the two functions out of it (``EngineTree.extract``: the file's own text and line numbers; they
+use ``torch`` and ``Optional``). No stubs.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # adapters/, only while importing the helper
+import engine_source as es  # noqa: E402
+
+sys.path.pop(0)
+
+ENV_VAR = "SAMPLECHECK_TRTLLM_SRC"
+F_VANILLA = "tensorrt_llm/_torch/pyexecutor/sampler/ops/vanilla.py"
+F_SAMPLING_UTILS = "tensorrt_llm/_torch/pyexecutor/sampling_utils.py"   # the same functions before the 2026 move
+FUNCTIONS = ["top_k_top_p_sampling_batch", "greedy_search_sampling_batch"]
+
+
+class TrtllmVanilla:
+    def __init__(self, src=None, device="cpu", greedy_below=1e-4):
+        self.device = torch.device(device)
+        self.greedy_below = float(greedy_below)
+        try:
+            root = es.find_tree(src, ENV_VAR, "trtllm", [F_VANILLA])
+            relpath = F_VANILLA
+        except es.EngineSourceError:
+            root = es.find_tree(src, ENV_VAR, "trtllm", [F_SAMPLING_UTILS])
+            relpath = F_SAMPLING_UTILS
+        self.tree = es.EngineTree("trtllm", root)
+        fns = self.tree.extract(relpath, FUNCTIONS, {"torch": torch, "Optional": Optional})
+        self.sampling_batch, self.greedy_batch = fns[FUNCTIONS[0]], fns[FUNCTIONS[1]]
+        short = relpath.removeprefix("tensorrt_llm/_torch/pyexecutor/")
+        self.name = f"{self.tree.label()}:{short}:top_k_top_p_sampling_batch@{self.device.type}"
+
+    def _is_greedy(self, t, k, p):
+        return t <= self.greedy_below or k == 1 or p == 0.0
+
+    def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
+        x = es.logits_2d(logits, self.device)
+        rows, vocab = x.shape
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
+        s = es.per_row(seeds, rows, "seeds", int)
+        o = es.per_row(offsets, rows, "offsets", int)
+        tokens = torch.empty(rows, dtype=torch.long, device=self.device)
+        for r in range(rows):
+            if m[r] != 0.0:
+                raise ValueError(f"row {r}: the vanilla path has no min-p (got min_p = {m[r]})")
+            if not (math.isfinite(t[r]) and t[r] >= 0):
+                raise ValueError(f"row {r}: temperature must be finite and >= 0, got {t[r]}")
+            if not 0.0 <= p[r] <= 1.0:
+                raise ValueError(f"row {r}: top_p must be in [0, 1], got {p[r]}")
+            if k[r] < -1:
+                raise ValueError(f"row {r}: top_k must be >= 0 (0 = disabled; samplecheck's -1 too), got {k[r]}")
+            row = x[r:r + 1]
+            if self._is_greedy(t[r], k[r], p[r]):
+                tokens[r] = self.greedy_batch(row, return_probs=False)[0][0]
+                continue
+            kr = None if k[r] <= 0 or k[r] >= vocab else k[r]          # top_k = 0 (disabled) is the vocab
+            gen = torch.Generator(device=self.device).manual_seed(es.request_seed(s[r], o[r]))
+            tokens[r] = self.sampling_batch(row, temperature=t[r], top_k=kr, top_p=p[r], generator=gen)[0][0]
+        return tokens
+
+    def processed_probs(self, logits, temperature, top_k, top_p):
+        """[rows, vocab]: the ``probs`` the function returns beside the token (what it draws from)."""
+        x = es.logits_2d(logits, self.device)
+        rows, vocab = x.shape
+        t, k, p, _ = es.sampling_params(rows, temperature, top_k, top_p, 0.0)
+        out = torch.empty_like(x)
+        for r in range(rows):
+            if self._is_greedy(t[r], k[r], p[r]):
+                out[r] = self.greedy_batch(x[r:r + 1])[1][0]
+                continue
+            kr = None if k[r] <= 0 or k[r] >= vocab else k[r]
+            out[r] = self.sampling_batch(x[r:r + 1], temperature=t[r], top_k=kr, top_p=p[r],
+                                         generator=torch.Generator(device=self.device))[1][0]
+        return out
+
+
+
+def main(argv=None):
+    return es.run_cli("trtllm_adapter", "Load TensorRT-LLM's vanilla sampling function and say what loaded.",
+                      ENV_VAR, lambda args: TrtllmVanilla(args.src), argv=argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

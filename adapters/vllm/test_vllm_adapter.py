@@ -1,0 +1,138 @@
+"""vLLM's own sampler files through adapters/vllm/vllm_adapter.py. Skipped unless SAMPLECHECK_VLLM_SRC names a vLLM
+tree (scripts/engine-sources lays one out); the Triton and verifier tests also need triton and a CUDA device.
+
+Draw tests use fixed seeds, so they are deterministic; their bounds are 5 binomial standard deviations (a correct
+sampler fails one with probability < 6e-7 over the seeds one could pick)."""
+import math
+import os
+import re
+
+import pytest
+import torch
+
+import vllm_adapter as va
+
+SRC = os.environ.get(va.ENV_VAR)
+pytestmark = pytest.mark.skipif(not SRC, reason=f"{va.ENV_VAR} is not set (no vLLM source tree)")
+needs_gpu = pytest.mark.skipif(not va.triton_available(), reason="needs triton and a CUDA device")
+
+ROW = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+
+
+def probs(sampler, logits, t=1.0, k=-1, p=1.0, m=0.0):
+    return sampler.processed_logprobs(logits, t, k, p, m).exp().cpu()
+
+
+@pytest.fixture(scope="module")
+def pytorch_path():
+    return va.VllmV1(SRC, path="pytorch")
+
+
+def test_name_says_engine_commit_files_and_path(pytorch_path):
+    assert re.fullmatch(r"vllm@[0-9a-f]{8}(\+modified)?:v1/sample/sampler\.py\+ops/topk_topp_sampler\.py:pytorch@cpu",
+                        pytorch_path.name)
+    loaded = {f.path for f in pytorch_path.tree.loaded}
+    assert {va.F_SAMPLER, va.F_TOPK_TOPP, va.F_BUILTIN} <= loaded
+
+
+def test_top_k_top_p_min_p_keep_the_hand_computed_sets(pytorch_path):
+    expected = torch.tensor([[0.625, 0.375, 0.0, 0.0]])
+    assert torch.allclose(probs(pytorch_path, ROW, k=2), expected, atol=1e-6)
+    assert torch.allclose(probs(pytorch_path, ROW, p=0.7), expected, atol=1e-6)      # mass above token 2 is 0.8
+    assert torch.allclose(probs(pytorch_path, ROW, m=0.35), expected, atol=1e-6)     # 0.15 < 0.35 * 0.5
+
+
+def test_min_p_runs_before_top_p_on_the_full_distribution(pytorch_path):
+    # V4 of the field guide: min-p first keeps {0, 1} (vLLM, TensorRT-LLM); top-p first would keep {0, 1, 2}.
+    row = torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]]))
+    assert torch.allclose(probs(pytorch_path, row, p=0.75, m=0.3), torch.tensor([[4 / 7, 3 / 7, 0, 0]]), atol=1e-6)
+
+
+def test_pytorch_top_k_keeps_the_whole_tie_group(pytorch_path):
+    flat = torch.zeros(1, 4)
+    assert torch.allclose(probs(pytorch_path, flat, k=2), torch.full((1, 4), 0.25), atol=1e-7)
+
+
+def test_top_p_is_strict_on_an_exact_boundary(pytorch_path):
+    # Four equal logits: mass above the third token is exactly 0.5 = top_p, so a strict rule drops it.
+    kept = (probs(pytorch_path, torch.zeros(1, 4), p=0.5) > 0).sum().item()
+    assert kept == 2
+
+
+def test_front_end_raises_small_temperatures_to_0_01(pytorch_path):
+    row = torch.tensor([[0.0, -0.05]])
+    assert torch.allclose(probs(pytorch_path, row, t=0.001), probs(pytorch_path, row, t=0.01), atol=1e-7)
+    raw = va.VllmV1(SRC, path="pytorch", front_end=False)
+    assert probs(raw, row, t=0.001)[0, 1] < 1e-20
+
+
+def test_front_end_rejects_what_sampling_params_rejects(pytorch_path):
+    for kwargs, text in [({"p": 0.0}, "top_p must be in (0, 1]"), ({"t": 2.5}, "temperature must be in [0, 2]"),
+                         ({"k": -2}, "top_k"), ({"m": 1.5}, "min_p")]:
+        with pytest.raises(ValueError, match=re.escape(text)):
+            probs(pytorch_path, ROW, **kwargs)
+
+
+def test_draws_stay_in_the_kept_set_at_the_kept_frequencies(pytorch_path):
+    n = 4000
+    tokens = pytorch_path.sample(ROW.repeat(n, 1), 1.0, 2, 1.0, 0.0, list(range(n)), [0] * n)
+    assert set(tokens.tolist()) <= {0, 1}
+    share = (tokens == 0).float().mean().item()
+    assert abs(share - 0.625) < 5 * math.sqrt(0.625 * 0.375 / n)
+
+
+def test_same_seed_and_offset_give_the_same_token_in_any_batch(pytorch_path):
+    logits = torch.randn(6, 50, generator=torch.Generator().manual_seed(3))
+    seeds, offsets = [11, 12, 13, 14, 15, 16], [0, 1, 2, 3, 4, 5]
+    whole = pytorch_path.sample(logits, 0.8, 20, 0.9, 0.0, seeds, offsets)
+    alone = torch.cat([pytorch_path.sample(logits[i:i + 1], 0.8, 20, 0.9, 0.0, seeds[i], offsets[i]) for i in range(6)])
+    assert torch.equal(whole, alone)
+
+
+def test_temperature_zero_is_the_argmax(pytorch_path):
+    logits = torch.tensor([[0.1, 2.0, 2.0, -1.0], [3.0, 0.0, 1.0, 3.0]])
+    assert pytorch_path.sample(logits, 0.0, -1, 1.0, 0.0, [1, 2], [0, 0]).tolist() == [1, 0]
+
+
+def test_dispatcher_reports_the_path_it_took():
+    device = "cuda" if va.triton_available() else "cpu"
+    sampler = va.VllmV1(SRC, path="dispatch", device=device)
+    logits = torch.randn(9, 64)
+    sampler.sample(logits[:2], 1.0, 5, 0.9, 0.0, [1, 2], [0, 0])
+    assert sampler.last_path == "pytorch"
+    sampler.sample(logits, 1.0, 5, 0.9, 0.0, list(range(9)), [0] * 9)
+    # v0.26: Triton for >= 8 rows on CUDA when triton is present (topk_topp_sampler.py:356), PyTorch otherwise.
+    assert sampler.last_path == ("triton" if device == "cuda" else "pytorch")
+
+
+@needs_gpu
+def test_triton_top_k_keeps_exactly_k_of_a_tie_group():
+    sampler = va.VllmV1(SRC, path="triton", device="cuda")
+    kept = (probs(sampler, torch.zeros(1, 4), k=2) > 0).sum().item()
+    assert kept == 2
+
+
+@needs_gpu
+def test_v1_verifier_accepts_every_draft_that_the_target_would_draw_surely():
+    sampler = va.VllmV1(SRC, path="pytorch", device="cuda", with_verifier=True)
+    target = torch.full((3, 4, 8), -30.0)
+    drafts = torch.tensor([[1, 2, 3], [4, 5, 6], [7, 0, 1]])
+    for b in range(3):
+        for j in range(3):
+            target[b, j, drafts[b, j]] = 10.0      # p(draft) ~ 1 - 7e-18
+        target[b, 3, 2] = 10.0
+    accepted, tokens = sampler.verify(target, drafts, None, 1.0, -1, 1.0, 0.0, [1, 2, 3], [0, 0, 0])
+    assert accepted.tolist() == [3, 3, 3]
+    assert tokens[:, :3].tolist() == drafts.tolist() and tokens[:, 3].tolist() == [2, 2, 2]
+
+
+@needs_gpu
+def test_mrv2_gumbel_is_keyed_by_seed_and_position_not_by_batch():
+    sampler = va.VllmMrv2(SRC, path="pytorch", device="cuda")
+    logits = torch.randn(5, 3000, generator=torch.Generator().manual_seed(5))
+    seeds, offsets = [1, 2, 3, 4, 5], [10, 20, 30, 40, 50]
+    whole = sampler.sample(logits, 1.0, 50, 0.9, 0.0, seeds, offsets)
+    alone = torch.cat([sampler.sample(logits[i:i + 1], 1.0, 50, 0.9, 0.0, seeds[i], offsets[i]) for i in range(5)])
+    assert torch.equal(whole.cpu(), alone.cpu())
+    kept = sampler.processed_logprobs(logits, 1.0, 50, 0.9, 0.0).isfinite()
+    assert bool(kept.cpu()[torch.arange(5), whole.cpu()].all())
