@@ -110,27 +110,27 @@ class CheckResult:
         if self.verdict == "error":
             return "ERROR (exit %d): %s" % (self.exit_code, self.error.splitlines()[-1] if self.error else "")
         counts = (self.data or {}).get("counts", {})
-        head = "%s: %s cases, %s fail, %s error, %s skipped" % (
-            self.verdict.upper(), counts.get("cases", len(self.cases)), counts.get("fail", "?"),
-            counts.get("error", "?"), counts.get("skipped", "?"))
+        total = counts.get("cases", len(self.cases))
+        if self.verdict == "pass":
+            return "PASS: %s cases" % total
+        head = "FAIL: %d of %s cases failed" % (len(self.failing), total)
+        if self.failing:
+            names = [c.name for c in self.failing[:8]]
+            more = len(self.failing) - len(names)
+            head += ": " + ", ".join(names) + (" and %d more" % more if more else "")
+        elif self.problems:
+            head += " (%s)" % "; ".join(self.problems)
         return head
 
     def __repr__(self):
-        parts = [self._headline()]
-        if self.failing:
-            shown = self.failing[:6]
-            parts.append("failing: " + "; ".join(repr(c) for c in shown) +
-                         ("; and %d more" % (len(self.failing) - len(shown)) if len(self.failing) > len(shown) else ""))
-        elif self.problems and self.verdict != "pass":
-            parts.append("problems: " + "; ".join(self.problems))
-        if self.report:
-            parts.append("report " + self.report)
-        return "CheckResult(%s)" % ", ".join(parts)
+        # Short, the failing cases' names first: pytest shows it in `assert result.passed` and cuts a long repr in
+        # the middle. summary() has each case's reason.
+        return "CheckResult(%s%s)" % (self._headline(), "; report " + self.report if self.data is not None else "")
 
     def summary(self):
         """Several lines: the verdict, each failing case with its reason, the verdict's problems, the reports."""
         lines = ["samplecheck " + self._headline()]
-        lines += ["  %s" % repr(c) for c in self.failing]
+        lines += ["  %r" % c for c in self.failing]
         lines += ["  not a pass: %s" % p for p in self.problems if self.verdict != "pass"]
         if self.report:
             lines.append("  report: %s%s" % (self.report, ("  html: %s" % self.html) if self.html else ""))
@@ -169,8 +169,11 @@ class _InProcessServer:
             self.threads.append(t)
 
     def _serve(self, conn):
-        with conn, conn.makefile("rb") as rfile, conn.makefile("wb") as wfile:
-            serve_streams(self.sampler, rfile, wfile)
+        try:
+            with conn, conn.makefile("rb") as rfile, conn.makefile("wb") as wfile:
+                serve_streams(self.sampler, rfile, wfile)
+        except OSError:  # the relay is gone (samplecheck killed it: a deadline passed) while an answer was pending
+            pass
 
     def spec(self, kind="process"):
         relay = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_relay.py")
@@ -194,9 +197,10 @@ def _as_sampler(obj, role):
     raise TypeError("%s=%r: give a callable, a samplecheck.Sampler, or a sampler spec string" % (role, obj))
 
 
-def check(sampler=None, suite=None, profile=None, *, verifier=None, command="run", max_draws=None, seed=None,
+def check(sampler=None, suite=None, profile=None, *, verifier=None, properties=False, max_draws=None, seed=None,
           jobs=1, allow_skipped=False, timeout_s=None, report_dir=None, bin=None, args=(), env=None, timeout=None):
-    """Runs `samplecheck <command>` (run, or verify: campaign and property suites) on a sampler and returns a
+    """Runs samplecheck on a sampler (`samplecheck verify`: the suite's campaign, and with properties=True the
+    RapidCheck property suites too) or on a verifier (`samplecheck run --verifier` of a spec suite), and returns a
     CheckResult.
 
     sampler / verifier: a callable (served as Sampler(callable): sample(logits, params), or verify(call) for a
@@ -206,15 +210,16 @@ def check(sampler=None, suite=None, profile=None, *, verifier=None, command="run
         (default: the suite's, else the sampler's); max_draws, seed, jobs, allow_skipped: the options of the same
         names; timeout_s sets SAMPLECHECK_PROCESS_TIMEOUT_S (each request's deadline); args: more arguments.
     report_dir: where report.json and report.html go (default: a new temporary folder, kept); bin: the program
-        (default find_program()); timeout: seconds before samplecheck itself is killed (default none)."""
+        (default find_program()); timeout: seconds before samplecheck itself is killed (default none).
+    `verify` rather than `run`: the same campaign and verdict, without the plan's throughput probe (1280 draws of the
+    suite's longest row, which would dominate a check capped at a few hundred draws) and without a journal."""
     program = find_program(bin)
     if (sampler is None) == (verifier is None):
         raise ValueError("check() needs exactly one of sampler and verifier")
-    if command not in ("run", "verify"):
-        raise ValueError("command=%r: use 'run' or 'verify'" % (command,))
     role, target = ("verifier", verifier) if verifier is not None else ("sampler", sampler)
-    if role == "verifier" and command != "run":
-        raise ValueError("a verifier is checked by 'run' with a spec suite")
+    if role == "verifier" and properties:
+        raise ValueError("properties=True checks a sampler; a verifier is checked by its spec suite")
+    command = "run" if role == "verifier" else "verify"
     suite = suite or ("spec-smoke" if role == "verifier" else "smoke")
     report_dir = report_dir or tempfile.mkdtemp(prefix="samplecheck-report-")
     os.makedirs(report_dir, exist_ok=True)
@@ -223,15 +228,15 @@ def check(sampler=None, suite=None, profile=None, *, verifier=None, command="run
     if isinstance(target, str):
         spec = target
     else:
-        served = _as_sampler(target, role)
-        if role == "verifier" and served.verify is None:
-            # Served anyway: samplecheck refuses it at start (exit 2), which is the error the user should see.
-            pass
-        server = _InProcessServer(served)
+        # A verifier without verify() is served anyway: samplecheck refuses it at start (exit 2, "its HELLO does not
+        # set the VERIFY capability bit"), the error the user should see.
+        server = _InProcessServer(_as_sampler(target, role))
         spec = server.spec()
-    argv = [program, command, "--suite", suite, "--%s" % role, spec, "--report", report, "--progress", "none"]
+    argv = [program, command, "--suite", suite, "--%s" % role, spec, "--report", report]
+    if "--progress" not in args:
+        argv += ["--progress", "none"]
     if role == "sampler":
-        argv += ["--html", html]
+        argv += ["--html", html] + ([] if properties else ["--no-properties"])
     if profile:
         argv += ["--profile", profile]
     if max_draws is not None:

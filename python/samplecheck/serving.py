@@ -34,6 +34,13 @@ class VerifyCall:
         return "VerifyCall(vocab=%d, g=%d, form=%d, trials=%d)" % (self.vocab, self.g, self.form, self.trials)
 
 
+def _last_line(e, limit=400):
+    """The traceback's last line ("ValueError: boom"; the first line of a message of several), at most `limit`
+    characters."""
+    line = traceback.format_exception_only(type(e), e)[-1].strip().splitlines()[0]
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
 def _where(e):
     frames = traceback.extract_tb(e.__traceback__)
     if not frames:
@@ -115,8 +122,7 @@ class Sampler:
             raise
         except Exception as e:  # a bug in the callable: its traceback on stderr, its last line in the ERROR
             traceback.print_exc(file=sys.stderr)
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
-            raise SamplerError(P.ERR_FAILED, "%s raised %s%s" % (what, last, _where(e)))
+            raise SamplerError(P.ERR_FAILED, "%s raised %s%s" % (what, _last_line(e), _where(e)))
 
     def _validate(self, tuples):
         if self.validate is not None:
@@ -237,9 +243,8 @@ class Sampler:
             return P.encode_error(e.code, str(e))
         except Exception as e:  # a bug here or a malformed request: named, and serving goes on
             traceback.print_exc(file=sys.stderr)
-            last = traceback.format_exception_only(type(e), e)[-1].strip()
             return P.encode_error(P.ERR_FAILED, "samplecheck.serve failed on %s: %s%s" %
-                                  (P.MESSAGE_NAMES.get(msg_type, msg_type), last, _where(e)))
+                                  (P.MESSAGE_NAMES.get(msg_type, msg_type), _last_line(e), _where(e)))
 
     def serve(self, stdin=None, stdout=None):
         """Answers requests until BYE or end of input; returns the exit code (0, or 1 on a broken stream)."""
@@ -274,13 +279,13 @@ def _verified_trials(result, trials, g):
 
 def _protocol_streams(stdin, stdout):
     """The streams serve() speaks on. With none given: stdin and a duplicate of stdout, and fd 1 (and sys.stdout)
-    pointed at stderr, so a print() in the served code cannot break the protocol."""
+    pointed at stderr, so a print() in the served code (or one still in the buffer) cannot break the protocol."""
     if stdin is not None and stdout is not None:
         return stdin, stdout, None
-    sys.stdout.flush()
     proto = os.fdopen(os.dup(1), "wb")
     saved = os.dup(1)
     os.dup2(2, 1)
+    sys.stdout.flush()  # what an earlier print() left in the buffer goes to stderr too
     old_stdout, sys.stdout = sys.stdout, sys.stderr
     if stdin is None and os.isatty(0):
         print("samplecheck.serve: this program speaks the samplecheck process protocol on stdin/stdout; run it as\n"
