@@ -22,9 +22,9 @@ race), one call over the whole [batch, V] step, as vLLM does for the requests of
 samplecheck.draws.windowed_race. Lanes L(V) = the largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu),
 at most 65536 (samplecheck.lanes_for); the draw at (seed, offset g) is lane g % L of one step over L copies of the
 row, the noise of that step drawn by a torch.Generator seeded from (seed, g // L) (a window) and shared by the rows
-of that seed and window. samplecheck.serve answers COUNT by calling sample() on copies of the row, L at a time
-aligned to the windows, so draw i of COUNT is the SAMPLE draw at offset + i, token for token (samplecheck's agreement
-check for a deterministic sampler). It never uses torch.multinomial(probs, N, replacement=True): that is another
+of that seed and window. COUNT processes the row once and steps window after window (samplecheck.draws.count_windows
+with race_step), so draw i of COUNT is the SAMPLE draw at offset + i, token for token (samplecheck's agreement check
+for a deterministic sampler). It never uses torch.multinomial(probs, N, replacement=True): that is another
 kernel than the engine's per-step draw (and on an H100 it failed the standard suite's goodness of fit on 4
 tail-heavy cases: docs/conformance.md). --count-path multinomial-replacement keeps that path to reproduce the
 finding (COUNT then no longer equals SAMPLE: the agreement check fails, as it should); --count-path multinomial-1
@@ -91,6 +91,13 @@ class TorchVllm:
         tokens = step(probs.masked_fill(invalid.unsqueeze(1), 1.0), params)
         return torch.where(invalid, torch.full_like(tokens, -1), tokens)
 
+    def count(self, logits, params, n, step=draws.race_step):
+        """The row processed once, then the windows' steps (draw i = sample()'s draw at offset + i)."""
+        probs, invalid = self.probs(logits, params)
+        if invalid[0]:
+            return [0] * logits.shape[1], n
+        return draws.count_windows(step, probs, params, n)
+
     def logprobs(self, logits, params):
         probs, invalid = self.probs(logits, params)
         if invalid[0]:
@@ -110,12 +117,15 @@ def main():
     args = parser.parse_args()
     engine = TorchVllm(args.use_vllm)
     name = "torch-vllm-" + ("ops" if args.use_vllm else "reimpl") + "@" + args.device
-    sample, count = engine.sample, None
+    sample, count = engine.sample, engine.count
     if args.count_path != "race":
         name += "+count=" + args.count_path
     if args.count_path == "multinomial-1":
         def sample(logits, params):
             return engine.sample(logits, params, draws.windowed_multinomial)
+
+        def count(logits, params, n):
+            return engine.count(logits, params, n, draws.multinomial_step)
     elif args.count_path == "multinomial-replacement":  # not the engine's path: kept to reproduce the finding
         def count(logits, params, n):
             probs, invalid = engine.probs(logits, params)

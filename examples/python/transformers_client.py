@@ -23,8 +23,8 @@ What is transformers' own and what is written here:
     draw at (seed, offset g) is lane g % L of one multinomial step over L copies of the row, on a torch.Generator
     seeded from (seed, g // L) (instead of generate()'s global RNG, so the sampler is deterministic):
     samplecheck.draws.windowed_multinomial. SAMPLE draws every row that way (one step per distinct row, parameters
-    and window); samplecheck.serve answers COUNT by calling sample() on copies of the row, L at a time aligned to
-    the windows: draw i of COUNT is the SAMPLE draw at offset + i, token for token (samplecheck's agreement check).
+    and window); COUNT runs the warpers once and steps window after window (samplecheck.draws.count_windows): draw i
+    of COUNT is the SAMPLE draw at offset + i, token for token (samplecheck's agreement check).
     It never counts with torch.multinomial(probs, N, replacement=True), which is another kernel
     (docs/conformance.md).
     T = 0 is do_sample=False: argmax of the raw logits (the hf profile's greedy path).
@@ -157,7 +157,7 @@ class TransformersSampler:
         generate()'s multinomial step over the lanes of each window."""
         probs = torch.ones_like(logits)
         fixed, stochastic, done = {}, set(), {}
-        rows = params.row.tolist()
+        rows = params.host("row")
         for r, p in enumerate(params):  # serve() validated every row before this call
             key = (rows[r],) + tuple(p[:4])
             if key not in done:
@@ -176,6 +176,17 @@ class TransformersSampler:
             tokens[r] = token
         return tokens
 
+    def count(self, logits, params, n):
+        """The warpers once, then generate()'s step window after window (draw i = sample()'s draw at offset + i)."""
+        probs, greedy, invalid = self._probs(logits[0], params[0])
+        histogram = [0] * logits.shape[1]
+        if invalid:
+            return histogram, n
+        if greedy is not None:
+            histogram[greedy] = n
+            return histogram, 0
+        return draws.count_windows(draws.multinomial_step, probs, params, n)
+
     def logprobs(self, logits, params):
         probs, greedy, invalid = self._probs(logits[0], params[0])
         if invalid:
@@ -193,8 +204,8 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
     hf = TransformersSampler(args.device)
-    return samplecheck.serve(hf.sample, logprobs=hf.logprobs, validate=hf.validate, name=hf.name, profile="hf",
-                             tensors="torch", device=args.device)
+    return samplecheck.serve(hf.sample, logprobs=hf.logprobs, count=hf.count, validate=hf.validate, name=hf.name,
+                             profile="hf", tensors="torch", device=args.device)
 
 
 if __name__ == "__main__":

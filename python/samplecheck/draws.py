@@ -11,6 +11,9 @@ row replicated) and SAMPLE draw alike and every campaign is reproducible.
                                         noise of a step shared by every row of that (seed, window): one [L, V]
                                         draw per window instead of L generators
   windowed_multinomial(probs, params)   the same for torch.multinomial over L copies (transformers' generate())
+  count_windows(step, probs, params, n) a COUNT of one processed row by those steps (race_step, multinomial_step),
+                                        the filters run once: the count callable of an engine whose filters are
+                                        costly per row (serve's own COUNT calls sample() on L copies a window)
   philox_uniforms(params)               samplecheck's Philox uniform of each row's (seed, offset), on the device
   inverse_cdf(probs, u)                 the first token whose cumulative probability exceeds u (ascending ids):
                                         with philox_uniforms, `--sampler exact`'s token for float64 probabilities
@@ -66,16 +69,22 @@ def multinomial(probs, params):
     return out
 
 
-def _windows(params, only=None):
-    """{(row, its filter parameters, seed, window): [call rows]} with window = offset // params.lanes: the call rows
-    that are one engine step (host values)."""
+def _groups(params, keys, only=None):
+    """{(the host columns `keys`..., window): [call rows]} with window = offset // params.lanes: the call rows that
+    share one engine step."""
     groups = {}
     lanes = params.lanes
-    rows = params.row.tolist() if hasattr(params.row, "tolist") else list(params.row)
-    for r, p in enumerate(params):
+    columns = [params.host(k) for k in keys] + [[o // lanes for o in params.host("offset")]]
+    for r, key in enumerate(zip(*columns)):
         if only is None or r in only:
-            groups.setdefault((rows[r], p[:4], p.seed, p.offset // lanes), []).append(r)
+            groups.setdefault(key, []).append(r)
     return groups
+
+
+def _lane_of(params, rows, device):
+    import torch
+    offsets, lanes = params.host("offset"), params.lanes
+    return torch.tensor([offsets[r] % lanes for r in rows], dtype=torch.int64, device=device)
 
 
 def windowed_race(probs, params):
@@ -84,17 +93,54 @@ def windowed_race(probs, params):
     (as the requests of one batch share the engine's noise), and the draw at offset g takes lane g % L."""
     import torch
     lanes, vocab, device = params.lanes, probs.shape[-1], _device(probs)
-    offsets = torch.tensor([p.offset % lanes for p in params], dtype=torch.int64, device=device)
+    groups = _groups(params, ("seed",))
+    if len(groups) == 1 and len(params) == lanes:  # a whole window (a COUNT's call): the block is the noise
+        ((seed, window),) = groups
+        noise = torch.empty((lanes, vocab), dtype=probs.dtype, device=device)
+        noise.exponential_(generator=generator(seed, window, device))
+        return probs.div(noise.index_select(0, _lane_of(params, range(lanes), device))).argmax(dim=-1)
     noise = torch.empty((len(params), vocab), dtype=probs.dtype, device=device)
-    by_window = {}
-    for r, p in enumerate(params):
-        by_window.setdefault((p.seed, p.offset // lanes), []).append(r)
-    for (seed, window), rows in by_window.items():
+    for (seed, window), rows in groups.items():
         block = torch.empty((lanes, vocab), dtype=probs.dtype, device=device)
         block.exponential_(generator=generator(seed, window, device))
         index = torch.tensor(rows, dtype=torch.int64, device=device)
-        noise.index_copy_(0, index, block.index_select(0, offsets.index_select(0, index)))
+        noise.index_copy_(0, index, block.index_select(0, _lane_of(params, rows, device)))
     return probs.div(noise).argmax(dim=-1)
+
+
+def race_step(copies, g):
+    """One step of the exponential race over [L, V] copies of a row on generator g: windowed_race's step."""
+    import torch
+    noise = torch.empty(copies.shape, dtype=copies.dtype, device=copies.device).exponential_(generator=g)
+    return copies.div(noise).argmax(dim=-1)
+
+
+def multinomial_step(copies, g):
+    """One step of torch.multinomial(copies, 1) on generator g: windowed_multinomial's step."""
+    import torch
+    return torch.multinomial(copies.contiguous(), 1, generator=g)[:, 0]
+
+
+def count_windows(step, probs, params, draws):
+    """A COUNT of one processed row (probs [1, V] or [V]) through engine steps over params.lanes copies, the row
+    processed once (serve's own COUNT calls sample() on the copies, which repeats the filters every window): window
+    after window from params[0].offset, step(copies [L, V], generator(seed, window)) -> [L] tokens, the lanes a window
+    needs counted. Draw i is the draw of windowed_race (race_step) or windowed_multinomial (multinomial_step) at
+    offset + i. Returns (histogram list, 0)."""
+    import torch
+    row = probs.reshape(-1)
+    lanes, p = params.lanes, params[0]
+    copies = row.unsqueeze(0).expand(lanes, row.numel())
+    histogram = torch.zeros(row.numel(), dtype=torch.int64, device=row.device)
+    g, remaining = p.offset, draws
+    while remaining > 0:
+        lo = g % lanes
+        take = min(remaining, lanes - lo)
+        tokens = step(copies, generator(p.seed, g // lanes, row.device))
+        histogram += torch.bincount(tokens[lo:lo + take], minlength=row.numel())
+        g = (g + take) % (1 << 64)
+        remaining -= take
+    return histogram.tolist(), 0
 
 
 def windowed_multinomial(probs, params, only=None):
@@ -104,11 +150,13 @@ def windowed_multinomial(probs, params, only=None):
     import torch
     lanes, device = params.lanes, _device(probs)
     out = torch.full((len(params),), -1, dtype=torch.int64, device=device)
-    for (_, _, seed, window), rows in _windows(params, only).items():
-        copies = probs[rows[0]].unsqueeze(0).expand(lanes, probs.shape[-1]).contiguous()
-        step = torch.multinomial(copies, 1, generator=generator(seed, window, device))[:, 0]
-        lanes_of = torch.tensor([params[r].offset % lanes for r in rows], dtype=torch.int64, device=device)
-        out.index_copy_(0, torch.tensor(rows, dtype=torch.int64, device=device), step.index_select(0, lanes_of))
+    keys = ("row", "temperature", "top_k", "top_p", "min_p", "seed")
+    for key, rows in _groups(params, keys, only).items():
+        seed, window = key[-2:]
+        step = multinomial_step(probs[rows[0]].unsqueeze(0).expand(lanes, probs.shape[-1]),
+                                generator(seed, window, device))
+        out.index_copy_(0, torch.tensor(rows, dtype=torch.int64, device=device),
+                        step.index_select(0, _lane_of(params, rows, device)))
     return out
 
 

@@ -134,11 +134,13 @@ class Sampler:
             raise SamplerError(P.ERR_UNSUPPORTED, "%s is not served: no %s callable was given to samplecheck.serve" %
                                (P.MESSAGE_NAMES[message_type], what))
 
-    def _sample(self, logits, tuples, rows_index, vocab, name_row):
+    def _sample(self, logits, params, vocab, name_row):
         """tokens of one call of sample() over the call rows (checked: shape, dtype, range)."""
-        params = BatchParams(self.backend, tuples, rows_index, self.lanes_for(vocab))
         result = self._call("sample()", self.sample, logits, params)
-        return tokens_in_range(int_list(result, len(tuples), "sample()"), vocab, "sample()", name_row)
+        return tokens_in_range(int_list(result, len(params), "sample()"), vocab, "sample()", name_row)
+
+    def _params(self, tuples, rows, vocab):
+        return BatchParams.of_rows(self.backend, tuples, rows, self.lanes_for(vocab))
 
     # ---- the messages: one handler each ----
     def _on_sample(self, payload):
@@ -146,7 +148,7 @@ class Sampler:
         rows, vocab, tuples, data = P.decode_sample(payload)
         self._validate(tuples)
         logits = self.backend.logits(data, rows, vocab)
-        return P.encode_tokens(self._sample(logits, tuples, list(range(rows)), vocab, None))
+        return P.encode_tokens(self._sample(logits, self._params(tuples, range(rows), vocab), vocab, None))
 
     def _on_sample_replicated(self, payload):
         self._need(self.sample, P.SAMPLE_REPLICATED, "sample")
@@ -155,7 +157,7 @@ class Sampler:
         logits = self.backend.logits(data, rows, vocab)  # each distinct row sent to the device once
         index = [r for _ in range(replicas) for r in range(rows)]
         calls = self.backend.replicate(logits, index)
-        tokens = self._sample(calls, tuples, index, vocab,
+        tokens = self._sample(calls, self._params(tuples, index, vocab), vocab,
                               lambda i: "call row %d (replica %d of row %d)" % (i, i // rows, i % rows))
         return P.encode_tokens(tokens)
 
@@ -164,7 +166,7 @@ class Sampler:
         vocab, t, data = P.decode_processed(payload)
         self._validate([t])
         logits = self.backend.logits(data, 1, vocab)
-        params = BatchParams(self.backend, [t], [0], self.lanes_for(vocab))
+        params = self._params([t], [0], vocab)
         (row,) = float_matrix(self._call("logprobs()", self.logprobs, logits, params), 1, vocab, "logprobs()")
         probabilities = [_exp(v) for v in row]
         if not any(probabilities):
@@ -177,8 +179,7 @@ class Sampler:
         self._validate([t])
         if callable(self.count):
             logits = self.backend.logits(data, 1, vocab)
-            params = BatchParams(self.backend, [t], [0], self.lanes_for(vocab))
-            result = self._call("count()", self.count, logits, params, draws)
+            result = self._call("count()", self.count, logits, self._params([t], [0], vocab), draws)
             try:
                 histogram, invalid = result
                 histogram, invalid = [int(c) for c in histogram], int(invalid)
@@ -199,9 +200,8 @@ class Sampler:
         while done < draws:
             start = (offset + done) & _U64_MASK
             take = min(draws - done, lanes - start % lanes)
-            tuples = [t[:5] + ((start + i) & _U64_MASK,) for i in range(take)]
-            index = [0] * take
-            tokens = self._sample(self.backend.replicate(logits, index), tuples, index, vocab,
+            params = BatchParams.of_draws(self.backend, t, start, take, lanes)
+            tokens = self._sample(self.backend.replicate(logits, [0] * take), params, vocab,
                                   lambda i, s=start: "the draw at offset %d" % ((s + i) & _U64_MASK))
             invalid += tally(histogram, tokens)
             done += take

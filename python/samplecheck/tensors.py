@@ -13,7 +13,7 @@ SamplingParams.__doc__ = ("One row's sampling parameters, the user's values unch
                           "temperature, top_k, top_p, min_p, seed (u64), offset (u64). Which values disable a filter, "
                           "are greedy or are invalid is the semantics profile's business.")
 
-_U64 = 1 << 64
+_U64 = 1 << 64  # 2^64
 _COLUMNS = SamplingParams._fields
 
 
@@ -46,42 +46,59 @@ class BatchParams:
     """The parameters of the rows of one call, as columns of the call's array kind: `temperature`, `top_p`, `min_p`
     (float64), `top_k`, `seed`, `offset` (int64; a seed or offset of 2^63 or more as the int64 of the same bits) and
     `row` (int64: which distinct logits row of the request this call row is, for replicated rows). `len(params)` is
-    the number of rows; `params[i]` and iteration give SamplingParams of Python scalars (seed and offset unsigned).
-    `lanes` is the serving window L(V): replicated rows of a COUNT come `lanes` at a time, aligned to multiples of
-    `lanes` of the offset (draws.windowed_* use it)."""
+    the number of rows; `params[i]` and iteration give SamplingParams of Python scalars (seed and offset unsigned);
+    `params.host(name)` a column as a list of Python scalars. `lanes` is the serving window L(V): replicated rows of a
+    COUNT come `lanes` at a time, aligned to multiples of `lanes` of the offset (draws.windowed_* use it). Columns
+    are built on first use."""
 
-    def __init__(self, backend, tuples, rows, lanes):
-        self._backend, self._tuples, self._rows_index, self.lanes = backend, tuples, rows, lanes
+    def __init__(self, backend, host, lanes):
+        """host: {name: list of Python scalars} for the six SamplingParams fields and "row"."""
+        self._backend, self._host, self.lanes = backend, host, lanes
         self._columns = {}
 
+    @classmethod
+    def of_rows(cls, backend, tuples, rows, lanes):
+        """From param tuples (temperature, top_k, top_p, min_p, seed, offset) and the distinct-row index of each."""
+        host = {name: [t[j] for t in tuples] for j, name in enumerate(_COLUMNS)}
+        host["row"] = list(rows)
+        return cls(backend, host, lanes)
+
+    @classmethod
+    def of_draws(cls, backend, t, start, count, lanes):
+        """`count` draws of one row with params tuple t at offsets start, start + 1, ... (mod 2^64)."""
+        host = {name: [t[j]] * count for j, name in enumerate(_COLUMNS[:5])}
+        host["offset"] = (list(range(start, start + count)) if start + count <= _U64 else
+                          [(start + i) % _U64 for i in range(count)])
+        host["row"] = [0] * count
+        return cls(backend, host, lanes)
+
+    def host(self, name):
+        return self._host[name]
+
     def __len__(self):
-        return len(self._tuples)
+        return len(self._host["row"])
 
     def __getitem__(self, i):
-        return SamplingParams(*self._tuples[i])
+        return SamplingParams(*(self._host[name][i] for name in _COLUMNS))
 
     def __iter__(self):
-        return (SamplingParams(*t) for t in self._tuples)
+        return (SamplingParams(*t) for t in zip(*(self._host[name] for name in _COLUMNS)))
 
     def __getattr__(self, name):
-        if name not in _COLUMNS and name != "row":
+        if name.startswith("_") or (name not in _COLUMNS and name != "row"):
             raise AttributeError(name)
         column = self._columns.get(name)
         if column is None:
-            if name == "row":
-                values = self._rows_index
-            else:
-                j = _COLUMNS.index(name)
-                values = [t[j] for t in self._tuples]
-                if name in ("seed", "offset") and self._backend.name != "python":
-                    values = [_signed(v) for v in values]
+            values = self._host[name]
+            if name in ("seed", "offset") and self._backend.name != "python":
+                values = [_signed(v) for v in values]
             kind = "float" if name in ("temperature", "top_p", "min_p") else "int"
             column = self._columns[name] = self._backend.column(values, kind)
         return column
 
     def __repr__(self):
-        return "BatchParams(%d rows: %s%s)" % (len(self), ", ".join(str(tuple(t)) for t in self._tuples[:3]),
-                                              ", ..." if len(self) > 3 else "")
+        shown = ", ".join(str(tuple(self[i])) for i in range(min(3, len(self))))
+        return "BatchParams(%d rows: %s%s)" % (len(self), shown, ", ..." if len(self) > 3 else "")
 
 
 class PythonBackend:

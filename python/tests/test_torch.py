@@ -88,6 +88,26 @@ def test_count_draw_i_is_the_sample_draw_at_offset_plus_i(step):
     assert counted == ("HISTOGRAM", 0, histogram)
 
 
+@pytest.mark.parametrize("sample_step, count_step", [(draws.windowed_race, draws.race_step),
+                                                     (draws.windowed_multinomial, draws.multinomial_step)])
+def test_count_windows_processes_the_row_once_and_draws_what_the_windowed_sample_draws(sample_step, count_step):
+    def probs_of(logits):
+        return torch.softmax(logits.double(), dim=-1)
+
+    processed = []
+
+    def count(logits, params, n):
+        processed.append(len(logits))
+        return draws.count_windows(count_step, probs_of(logits), params, n)
+
+    p, n = (1.0, -1, 1.0, 0.0, SEED_HIGH, 29), 100
+    fast = Sampler(lambda x, q: sample_step(probs_of(x), q), count=count, tensors="torch", device="cpu", lanes=16)
+    (_, counted), _ = exchange(fast, P.encode_count(ROWS[0], p, n))
+    (_, replicated), _ = exchange(tsampler(lambda x, q: sample_step(probs_of(x), q), lanes=16),
+                                  P.encode_count(ROWS[0], p, n))
+    assert counted == replicated and counted[1] == 0 and sum(counted[2]) == n and processed == [1]
+
+
 @pytest.mark.parametrize("step", [draws.race, draws.windowed_race, draws.windowed_multinomial, draws.multinomial])
 def test_a_rows_draw_does_not_depend_on_the_batch_around_it(step):
     def sample(logits, params):
@@ -101,7 +121,7 @@ def test_a_rows_draw_does_not_depend_on_the_batch_around_it(step):
 
 def test_windowed_multinomial_leaves_the_rows_not_asked_for_at_minus_one():
     from samplecheck.tensors import BatchParams, TorchBackend
-    params = BatchParams(TorchBackend("cpu"), [(1.0, -1, 1.0, 0.0, 1, i) for i in range(3)], [0, 1, 2], 4)
+    params = BatchParams.of_rows(TorchBackend("cpu"), [(1.0, -1, 1.0, 0.0, 1, i) for i in range(3)], [0, 1, 2], 4)
     tokens = draws.windowed_multinomial(torch.full((3, 4), 0.25), params, only={1})
     assert tokens[0] == -1 and tokens[2] == -1 and 0 <= tokens[1] < 4
 
