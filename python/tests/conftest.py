@@ -2,6 +2,7 @@
 folder goes first on sys.path. Tests that need torch or numpy skip without them; those that run the samplecheck
 program find it as check() does ($SAMPLECHECK_BIN, ...) and skip when it is not built."""
 import io
+import math
 import os
 import sys
 
@@ -10,12 +11,27 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from samplecheck import philox  # noqa: E402
 from samplecheck import protocol as P  # noqa: E402
 from samplecheck.serving import Sampler, serve_streams  # noqa: E402
 
 pytest_plugins = ["samplecheck.pytest_plugin", "pytester"]
 
 TINY_SUITE = os.path.join(HERE, "tiny.json")
+
+
+def philox_softmax_draw(x, p):
+    """The token of logits x (a list; -inf masks) drawn by inverse CDF of their softmax with samplecheck's Philox
+    uniform at (p.seed, p.offset): deterministic in (row, seed, offset), and `--sampler exact`'s token when x is the
+    profile's processed row."""
+    m = max(x)
+    w = [math.exp(v - m) for v in x]
+    total, acc, u = math.fsum(w), 0.0, philox.uniform(p.seed, p.offset)
+    for t, v in enumerate(w):
+        acc += v / total
+        if acc > u:
+            return t
+    return max(t for t, v in enumerate(w) if v > 0)
 
 
 def exchange(sampler, *requests, hello=True):

@@ -10,9 +10,8 @@ import time
 
 import pytest
 
-from conftest import TINY_SUITE
+from conftest import TINY_SUITE, philox_softmax_draw
 import samplecheck
-from samplecheck import philox
 
 
 def exact_softmax(logits, params):
@@ -24,16 +23,7 @@ def exact_softmax(logits, params):
         if p.top_k > 0:
             kth = sorted(x, reverse=True)[p.top_k - 1]
             x = [v if v >= kth else -math.inf for v in x]
-        m = max(x)
-        w = [math.exp(v - m) for v in x]
-        total, acc, u = math.fsum(w), 0.0, philox.uniform(p.seed, p.offset)
-        token = max(t for t, v in enumerate(w) if v > 0)
-        for t, v in enumerate(w):
-            acc += v / total
-            if acc > u:
-                token = t
-                break
-        out.append(token)
+        out.append(philox_softmax_draw(x, p))
     return out
 
 

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from conftest import exchange
+from conftest import exchange, philox_softmax_draw
 from samplecheck import protocol as P
-from samplecheck import Sampler, SamplerError, philox
+from samplecheck import Sampler, SamplerError
 
 PARAMS = (1.0, -1, 1.0, 0.0, 7, 0)
 
@@ -23,16 +23,7 @@ def philox_sampler(logits, params):
         if any(math.isnan(x) for x in row):
             out.append(-1)
             continue
-        m = max(row)
-        w = [math.exp(x - m) for x in row]
-        u, acc, total = philox.uniform(p.seed, p.offset), 0.0, math.fsum(w)
-        token = len(row) - 1
-        for t, x in enumerate(w):
-            acc += x / total
-            if acc > u:
-                token = t
-                break
-        out.append(token)
+        out.append(philox_softmax_draw(list(row), p))
     return out
 
 
