@@ -186,6 +186,10 @@ class Sampler:
             except (TypeError, ValueError):
                 raise SamplerError(P.ERR_FAILED, "count() returned %r; expected (histogram of vocab counts, "
                                    "invalid draws)" % (type(result).__name__,))
+            if len(histogram) != vocab or min(histogram + [invalid]) < 0:
+                raise SamplerError(P.ERR_FAILED, "count() returned a histogram of %d counts (smallest %d) and %d "
+                                   "invalid draws; expected %d counts >= 0" %
+                                   (len(histogram), min(histogram or [0]), invalid, vocab))
             return P.encode_histogram(histogram, invalid)
         self._need(self.sample if self.count is None else None, P.COUNT, "sample or count")
         return P.encode_histogram(*self._count_by_replication(vocab, t, draws, data))

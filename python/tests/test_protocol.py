@@ -152,6 +152,9 @@ def test_count_of_an_own_count_callable_and_its_checks():
     (_, answer), _ = exchange(Sampler(count=lambda x, p, n: "nope", tensors="python"),
                               P.encode_count([0.0] * 3, PARAMS, 10))
     assert "count() returned" in error_of(answer)[1]
+    (_, answer), _ = exchange(Sampler(count=lambda x, p, n: ([n, 0], 0), tensors="python"),
+                              P.encode_count([0.0] * 3, PARAMS, 10))
+    assert "count() returned a histogram of 2 counts (smallest 0) and 0 invalid draws; expected 3" in answer[2]
 
 
 def test_validate_runs_on_every_row_before_any_draw():
