@@ -4,7 +4,6 @@ arrays, or plain Python (lists of array('f') rows), and the checks on what it re
 """
 import collections
 import math
-from array import array
 
 from .protocol import ERR_FAILED, INVALID_TOKEN, SamplerError, floats
 
@@ -264,8 +263,8 @@ def float_matrix(result, rows, vocab, what):
         values = result.tolist()
         matrix = values if len(shape) == 2 else [values]
     else:
-        matrix = [list(r) for r in result] if rows != 1 or _shape_of(result[0]) is not None or \
-            isinstance(result[0], (list, tuple, array)) else [list(result)]
+        flat = rows == 1 and len(result) > 0 and isinstance(result[0], (int, float))  # one row given as its values
+        matrix = [list(result)] if flat else [list(r) for r in result]
         if len(matrix) != rows or any(len(r) != vocab for r in matrix):
             _fail(what, "returned %d rows of %s values; expected %d rows of %d" %
                   (len(matrix), sorted({len(r) for r in matrix}), rows, vocab))
