@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A RE-IMPLEMENTATION of vLLM v1's PyTorch sampling path on real PyTorch kernels, behind the samplecheck process
-protocol. It is not vLLM: the filters and the draw are written here after vllm/v1/sample/sampler.py,
-ops/topk_topp_sampler.py (apply_top_k_top_p_pytorch) and random_sample, with torch's own softmax, sort, cumsum,
-exponential_ and argmax doing the arithmetic. Its name in every report is "torch-vllm-reimpl@<device>" (with
---use-vllm, vLLM's own apply_top_k_top_p replaces the filters here: "torch-vllm-ops@<device>").
+"""A RE-IMPLEMENTATION of vLLM v1's PyTorch sampling path on real PyTorch kernels, served by the samplecheck Python
+package (python/samplecheck, docs/python.md). It is not vLLM: the filters and the draw are written here after
+vllm/v1/sample/sampler.py, ops/topk_topp_sampler.py (apply_top_k_top_p_pytorch) and random_sample, with torch's own
+softmax, sort, cumsum, exponential_ and argmax doing the arithmetic. Its name in every report is
+"torch-vllm-reimpl@<device>" (with --use-vllm, vLLM's own apply_top_k_top_p replaces the filters here:
+"torch-vllm-ops@<device>").
 
     samplecheck run --suite smoke --profile vllm \
         --sampler "process:/usr/bin/python3 examples/python/torch_client.py --device cpu"
@@ -17,79 +18,57 @@ What it computes, per row (the PyTorch path of vLLM v1):
   top-k by the k-th largest logit (ties kept: mask logits < k-th); top-p on the softmax of the masked logits (sort
   ascending, mask cumsum <= 1 - p, keep the last); fp32 softmax; the draw.
 The draw is vLLM's random_sample: q = empty_like(probs).exponential_(), token = argmax(probs / q) (the exponential
-race), one call over the whole [batch, V] step, as vLLM does for the requests of a batch without their own generator.
-Draws are counted through that per-step path on replicated rows (copies of a row in one step are independent
-draws, as the requests of one batch are):
-  lanes L(V) = the largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536, a function of
-  V and the device only (samplecheck_client.replica_lanes); the draw at (seed, offset g) is lane g % L of one step over L copies of the row, the noise
-  of that step drawn by a torch.Generator seeded from (seed, g // L) (a window).
-SAMPLE draws every row that way (one step per distinct (seed, window); the noise of a window does not depend on the
-row), COUNT steps window after window and bincounts the lanes it needs, so draw i of COUNT is the SAMPLE draw at
-offset + i, token for token (samplecheck's agreement check for a deterministic sampler). It never uses
-torch.multinomial(probs, N, replacement=True): that is another kernel than the engine's per-step draw (and on an
-H100 it failed the standard suite's goodness of fit on 4 tail-heavy cases: docs/conformance.md). --count-path
-multinomial-replacement keeps that path to reproduce the finding (COUNT then no longer equals SAMPLE: the
-agreement check fails, as it should); --count-path multinomial-1 draws each step as torch.multinomial(probs, 1) over
-the L copies instead of the race, in SAMPLE and COUNT alike.
+race), one call over the whole [batch, V] step, as vLLM does for the requests of a batch without their own generator:
+samplecheck.draws.windowed_race. Lanes L(V) = the largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu),
+at most 65536 (samplecheck.lanes_for); the draw at (seed, offset g) is lane g % L of one step over L copies of the
+row, the noise of that step drawn by a torch.Generator seeded from (seed, g // L) (a window) and shared by the rows
+of that seed and window. COUNT processes the row once and steps window after window (samplecheck.draws.count_windows
+with race_step), so draw i of COUNT is the SAMPLE draw at offset + i, token for token (samplecheck's agreement check
+for a deterministic sampler). It never uses torch.multinomial(probs, N, replacement=True): that is another
+kernel than the engine's per-step draw (and on an H100 it failed the standard suite's goodness of fit on 4
+tail-heavy cases: docs/conformance.md). --count-path multinomial-replacement keeps that path to reproduce the
+finding (COUNT then no longer equals SAMPLE: the agreement check fails, as it should); --count-path multinomial-1
+draws each step as torch.multinomial(probs, 1) over the L copies instead of the race, in SAMPLE and COUNT alike.
 """
 import argparse
 import os
 import sys
 
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import samplecheck  # noqa: E402
+from samplecheck import draws  # noqa: E402
+from samplecheck_client import VllmSampler  # noqa: E402  (the vllm profile's parameter rules)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import samplecheck_client as sc  # noqa: E402
+try:
+    import torch
+except ImportError as e:  # answered to samplecheck's HELLO: "cannot serve: ..."
+    sys.exit(samplecheck.cannot_serve("torch_client.py needs torch: %s" % e))
 
 _SAMPLING_EPS = 1e-5
 
 
-def _seed_generator(g, seed, offset):
-    # Any injective-enough mix works: (seed, offset) -> one 63-bit seed.
-    g.manual_seed((seed * 0x9E3779B97F4A7C15 + offset * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1))
-    return g
-
-
-def _generator(device, seed, offset):
-    return _seed_generator(torch.Generator(device=device), seed, offset)
-
-
-def lanes_for(vocab, device):
-    """L(V): copies of a row per step (samplecheck_client.replica_lanes)."""
-    return sc.replica_lanes(vocab, device.type == "cuda")
-
-
-class TorchVllmSampler(sc.VllmSampler):
-    capabilities = sc.CAP_PROCESSED | sc.CAP_COUNT
-
-    def __init__(self, device, use_vllm, count_path="race"):
-        super().__init__()
-        self.name = "torch-vllm-" + ("ops" if use_vllm else "reimpl") + "@" + device
-        if count_path != "race":
-            self.name += "+count=" + count_path
-        self.device = torch.device(device)
-        self.count_path = count_path
+class TorchVllm:
+    def __init__(self, use_vllm):
         self.apply_top_k_top_p = None
         if use_vllm:
             from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p  # the engine's own function
             self.apply_top_k_top_p = apply_top_k_top_p
 
-    # ---- the processed distribution of a batch, as vLLM computes it (fp32 on the device) ----
-    def _probs(self, logits, params):
-        rows = logits.shape[0]
-        t = torch.tensor([p.temperature for p in params], dtype=torch.float32, device=self.device)
-        k = torch.tensor([p.top_k for p in params], dtype=torch.int64, device=self.device)
-        top_p = torch.tensor([p.top_p for p in params], dtype=torch.float32, device=self.device)
-        min_p = torch.tensor([p.min_p for p in params], dtype=torch.float32, device=self.device)
+    def probs(self, logits, params):
+        """The processed distribution of a batch, as vLLM computes it (fp32 on the device), and the rows that
+        cannot be sampled."""
+        t = params.temperature.float()
         greedy = t < _SAMPLING_EPS
         greedy_tokens = logits.argmax(dim=-1)
         x = logits / torch.where(greedy, torch.ones_like(t), t).unsqueeze(1)
         # min-p on the full distribution
         p = torch.softmax(x, dim=-1)
-        x = x.masked_fill(p < min_p.unsqueeze(1) * p.amax(dim=-1, keepdim=True), float("-inf"))
+        x = x.masked_fill(p < params.min_p.float().unsqueeze(1) * p.amax(dim=-1, keepdim=True), float("-inf"))
         # top-k (0 and -1 disable: vLLM maps them to vocab)
         vocab = x.shape[1]
+        k = params.top_k
         k = torch.where(k <= 0, torch.full_like(k, vocab), k.clamp(max=vocab))
+        top_p = params.top_p.float()
         if self.apply_top_k_top_p is not None:
             x = self.apply_top_k_top_p(x, k, top_p)
         else:
@@ -105,77 +84,26 @@ class TorchVllmSampler(sc.VllmSampler):
         probs = torch.softmax(x, dim=-1)
         one_hot = torch.nn.functional.one_hot(greedy_tokens, vocab).to(probs.dtype)
         probs = torch.where(greedy.unsqueeze(1), one_hot, probs)
-        invalid = torch.isnan(logits).any(dim=-1) | torch.isneginf(logits).all(dim=-1)
-        return probs, invalid
+        return probs, draws.invalid_rows(logits)
 
-    def _tensor(self, values, rows, vocab):
-        return torch.frombuffer(values, dtype=torch.float32).reshape(rows, vocab).to(self.device)
+    def sample(self, logits, params, step=draws.windowed_race):
+        probs, invalid = self.probs(logits, params)
+        tokens = step(probs.masked_fill(invalid.unsqueeze(1), 1.0), params)
+        return torch.where(invalid, torch.full_like(tokens, -1), tokens)
 
-    @staticmethod
-    def _race(probs, q):
-        """vLLM's random_sample: probs.div_(q).argmax(dim=-1), q ~ Exponential(1) (the exponential race)."""
-        return probs.div(q).argmax(dim=-1)
-
-    def _step(self, probs_row, seed, window, lanes, noise=None):
-        """One engine step over `lanes` copies of the row, its randomness from a generator seeded from
-        (seed, window): the token of every lane. `noise` reuses the race's exponentials of that (seed, window)."""
-        g = _generator(self.device, seed, window)
-        copies = probs_row.unsqueeze(0).expand(lanes, probs_row.numel())
-        if self.count_path == "multinomial-1":
-            return torch.multinomial(copies.contiguous(), 1, generator=g)[:, 0], None
-        if noise is None:
-            noise = torch.empty((lanes, probs_row.numel()), dtype=probs_row.dtype,
-                                device=self.device).exponential_(generator=g)
-        return self._race(copies, noise), noise
-
-    def sample_batch(self, logits, rows, vocab, params):
-        probs, invalid = self._probs(self._tensor(logits, rows, vocab), params)
-        lanes = lanes_for(vocab, self.device)
-        tokens = [sc.INVALID_TOKEN] * rows
-        # Rows in (seed, window) order: the race's noise of a window is drawn once and reused by every row in it.
-        order = sorted((r for r in range(rows) if not invalid[r]),
-                       key=lambda r: (params[r].seed, params[r].offset // lanes))
-        key, noise = None, None
-        for r in order:
-            p = params[r]
-            window = p.offset // lanes
-            if (p.seed, window) != key:
-                key, noise = (p.seed, window), None
-            step, noise = self._step(probs[r], p.seed, window, lanes, noise)
-            tokens[r] = int(step[p.offset % lanes])
-        return tokens
-
-    def processed(self, row, params):
-        probs, invalid = self._probs(self._tensor(row, 1, len(row)), [params])
+    def count(self, logits, params, n, step=draws.race_step):
+        """The row processed once, then the windows' steps (draw i = sample()'s draw at offset + i)."""
+        probs, invalid = self.probs(logits, params)
         if invalid[0]:
-            return None
-        dense = probs[0].double().cpu()
-        dense = dense / dense.sum()
-        nz = dense.nonzero().flatten().tolist()
-        return [(t, float(dense[t])) for t in nz]
+            return [0] * logits.shape[1], n
+        return draws.count_windows(step, probs, params, n)
 
-    def count(self, row, params, draws):
-        """Draw i is the SAMPLE draw at offset + i: window after window, one engine step over L(V) copies of the row
-        (noise from the window's generator, the exponential race over the whole step), the lanes it needs counted."""
-        probs, invalid = self._probs(self._tensor(row, 1, len(row)), [params])
-        vocab = len(row)
+    def logprobs(self, logits, params):
+        probs, invalid = self.probs(logits, params)
         if invalid[0]:
-            return [0] * vocab, draws
-        if self.count_path == "multinomial-replacement":  # not the engine's path: kept to reproduce the finding
-            g = _generator(self.device, params.seed, params.offset)
-            samples = torch.multinomial(probs[0], draws, replacement=True, generator=g)
-            return torch.bincount(samples, minlength=vocab).cpu().tolist(), 0
-        histogram = torch.zeros(vocab, dtype=torch.int64, device=self.device)
-        lanes = lanes_for(vocab, self.device)
-        g, remaining = params.offset, draws
-        while remaining > 0:
-            lo = g % lanes
-            take = min(remaining, lanes - lo)
-            step, _ = self._step(probs[0], params.seed, g // lanes, lanes)
-            histogram += torch.bincount(step[lo:lo + take], minlength=vocab)
-            g += take
-            remaining -= take
-        return histogram.cpu().tolist(), 0
+            raise samplecheck.SamplerError(samplecheck.ERR_INVALID_ROW, "the row has a NaN or every logit is -inf")
+        dense = probs.double()
+        return (dense / dense.sum(dim=-1, keepdim=True)).log()
 
 
 def main():
@@ -187,7 +115,27 @@ def main():
                              "multinomial-1 (multinomial(probs, 1) per replicated row), multinomial-replacement "
                              "(one multinomial(probs, N, replacement=True): not the engine's path)")
     args = parser.parse_args()
-    return sc.serve(TorchVllmSampler(args.device, args.use_vllm, args.count_path))
+    engine = TorchVllm(args.use_vllm)
+    name = "torch-vllm-" + ("ops" if args.use_vllm else "reimpl") + "@" + args.device
+    sample, count = engine.sample, engine.count
+    if args.count_path != "race":
+        name += "+count=" + args.count_path
+    if args.count_path == "multinomial-1":
+        def sample(logits, params):
+            return engine.sample(logits, params, draws.windowed_multinomial)
+
+        def count(logits, params, n):
+            return engine.count(logits, params, n, draws.multinomial_step)
+    elif args.count_path == "multinomial-replacement":  # not the engine's path: kept to reproduce the finding
+        def count(logits, params, n):
+            probs, invalid = engine.probs(logits, params)
+            if invalid[0]:
+                return [0] * logits.shape[1], n
+            g = draws.generator(params[0].seed, params[0].offset, logits.device)
+            drawn = torch.multinomial(probs[0], n, replacement=True, generator=g)
+            return torch.bincount(drawn, minlength=logits.shape[1]).tolist(), 0
+    return samplecheck.serve(sample, logprobs=engine.logprobs, count=count, validate=VllmSampler().validate,
+                             name=name, profile="vllm", tensors="torch", device=args.device)
 
 
 if __name__ == "__main__":

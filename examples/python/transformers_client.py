@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""HuggingFace transformers' own logits warpers behind the samplecheck process protocol, composed as generate()
-composes them for do_sample=True, judged under the `hf` profile.
+"""HuggingFace transformers' own logits warpers, served by the samplecheck Python package (python/samplecheck,
+docs/python.md), composed as generate() composes them for do_sample=True, judged under the `hf` profile.
 
 Needs torch and transformers (the GPU machine has torch 2.11 and transformers 5.17; not run in CI here, where
 transformers is not installed):
@@ -19,12 +19,14 @@ What is transformers' own and what is written here:
   - the draw is generate()'s (_sample): softmax of the warped scores, then one torch.multinomial(probs,
     num_samples=1) over the whole [batch, V] step. Draws are counted through that per-step call on replicated rows
     (copies of a row in one step are independent draws, as the sequences of one batch are): lanes L(V) = the
-    largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536 (replica_lanes); the draw at (seed, offset g)
-    is lane g % L of one multinomial step over L copies of the row, on a torch.Generator seeded from (seed, g // L)
-    (instead of generate()'s global RNG, so the sampler is deterministic). SAMPLE draws every row that way (one step
-    per distinct row, parameters and window), COUNT steps window after window: draw i of COUNT is the SAMPLE draw at
-    offset + i, token for token (samplecheck's agreement check). It never counts with
-    torch.multinomial(probs, N, replacement=True), which is another kernel (docs/conformance.md).
+    largest power of two with L * V <= 2^24 on cuda (2^16 on the cpu), at most 65536 (samplecheck.lanes_for); the
+    draw at (seed, offset g) is lane g % L of one multinomial step over L copies of the row, on a torch.Generator
+    seeded from (seed, g // L) (instead of generate()'s global RNG, so the sampler is deterministic):
+    samplecheck.draws.windowed_multinomial. SAMPLE draws every row that way (one step per distinct row, parameters
+    and window); COUNT runs the warpers once and steps window after window (samplecheck.draws.count_windows): draw i
+    of COUNT is the SAMPLE draw at offset + i, token for token (samplecheck's agreement check).
+    It never counts with torch.multinomial(probs, N, replacement=True), which is another kernel
+    (docs/conformance.md).
     T = 0 is do_sample=False: argmax of the raw logits (the hf profile's greedy path).
   - The warpers run once per row: they are deterministic functions of the scores.
   - samplecheck's top_k = -1 (disabled) is passed to transformers as top_k = 0 (generate's "disabled"; its
@@ -36,31 +38,23 @@ import os
 import re
 import sys
 
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import samplecheck  # noqa: E402
+from samplecheck import draws  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import samplecheck_client as sc  # noqa: E402
-
-import transformers  # noqa: E402
-from transformers import GenerationConfig  # noqa: E402
-from transformers.generation import logits_process as lp  # noqa: E402
-from transformers.generation.utils import GenerationMixin as _GenerationMixin  # noqa: E402
-
-
-def _seed_generator(g, seed, window):
-    g.manual_seed((seed * 0x9E3779B97F4A7C15 + window * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1))
-    return g
-
-
-def _lanes(vocab, device):
-    """L(V): copies of a row per step (samplecheck_client.replica_lanes)."""
-    return sc.replica_lanes(vocab, device.type == "cuda")
+try:
+    import torch
+    import transformers
+    from transformers import GenerationConfig
+    from transformers.generation import logits_process as lp
+    from transformers.generation.utils import GenerationMixin as _GenerationMixin
+except ImportError as e:  # answered to samplecheck's HELLO: "cannot serve: ..."
+    sys.exit(samplecheck.cannot_serve("transformers_client.py needs torch and transformers: %s" % e))
 
 
 def _warper_order_from_source():
     """The order in which the installed GenerationMixin._get_logits_processor appends the four warpers."""
-    from transformers.generation.utils import GenerationMixin
-    source = inspect.getsource(GenerationMixin._get_logits_processor)
+    source = inspect.getsource(_GenerationMixin._get_logits_processor)
     found = []
     for name in ("TemperatureLogitsWarper", "TopKLogitsWarper", "TopPLogitsWarper", "MinPLogitsWarper"):
         m = re.search(name + r"\(", source)
@@ -85,10 +79,7 @@ class _Probe(_GenerationMixin):
         self.generation_config = GenerationConfig()
 
 
-class TransformersSampler(sc.Sampler):
-    profile = "hf"
-    capabilities = sc.CAP_PROCESSED | sc.CAP_COUNT
-
+class TransformersSampler:
     def __init__(self, device):
         self.device = torch.device(device)
         self.order = _warper_order_from_source()
@@ -141,7 +132,7 @@ class TransformersSampler(sc.Sampler):
 
     def validate(self, p):
         def bad(message):
-            raise sc.SamplerError(sc.ERR_INVALID_ARGUMENT, message + " for profile hf")
+            raise samplecheck.SamplerError(samplecheck.ERR_INVALID_ARGUMENT, message + " for profile hf")
         if p.temperature != p.temperature or p.temperature < 0 or p.temperature == float("inf"):
             bad("temperature = %r is outside [0, inf)" % p.temperature)
         if p.top_k < -1:
@@ -151,9 +142,8 @@ class TransformersSampler(sc.Sampler):
         if not (0.0 <= p.min_p <= 1.0):
             bad("min_p = %r is outside [0, 1]" % p.min_p)
 
-    def _probs(self, row, p):
-        """(probs on the device, greedy token or None, invalid) for one row (an array('f'))."""
-        logits = torch.frombuffer(row, dtype=torch.float32).to(self.device)
+    def _probs(self, logits, p):
+        """(probs, greedy token or None, invalid) of one row (a tensor on the device)."""
         if torch.isnan(logits).any() or torch.isneginf(logits).all():
             return None, None, True
         if p.temperature == 0:  # do_sample=False: generate's greedy search
@@ -162,73 +152,60 @@ class TransformersSampler(sc.Sampler):
                                                      logits.unsqueeze(0).clone())
         return torch.softmax(scores, dim=-1)[0], None, False
 
-    def _step(self, probs, seed, window, lanes):
-        """generate()'s draw for one step over `lanes` copies of the row: multinomial(probs, num_samples=1) on a
-        generator seeded from (seed, window); the token of every lane (on the host)."""
-        g = _seed_generator(torch.Generator(device=self.device), seed, window)
-        copies = probs.unsqueeze(0).expand(lanes, probs.numel()).contiguous()
-        return torch.multinomial(copies, num_samples=1, generator=g)[:, 0].cpu()
-
-    def sample_batch(self, logits, rows, vocab, params):
-        tokens = []
-        lanes = _lanes(vocab, self.device)
-        steps = {}  # (row bytes, parameters, seed, window) -> the tokens of that step's lanes
+    def sample(self, logits, params):
+        """The warpers once per distinct row and parameters (params.row names the row of a replicated call), then
+        generate()'s multinomial step over the lanes of each window."""
+        probs = torch.ones_like(logits)
+        fixed, stochastic, done = {}, set(), {}
+        rows = params.host("row")
         for r, p in enumerate(params):  # serve() validated every row before this call
-            row = logits[r * vocab:(r + 1) * vocab]
-            probs, greedy, invalid = self._probs(row, p)
-            if invalid:
-                tokens.append(sc.INVALID_TOKEN)
-            elif greedy is not None:
-                tokens.append(greedy)
+            key = (rows[r],) + tuple(p[:4])
+            if key not in done:
+                done[key] = (r,) + self._probs(logits[r], p)
+            first, pr, greedy, invalid = done[key]
+            if invalid or greedy is not None:
+                fixed[r] = -1 if invalid else greedy
             else:
-                window = p.offset // lanes
-                key = (row.tobytes(), p.temperature, p.top_k, p.top_p, p.min_p, p.seed, window)
-                if key not in steps:
-                    if len(steps) > 64:
-                        steps.clear()
-                    steps[key] = self._step(probs, p.seed, window, lanes)
-                tokens.append(int(steps[key][p.offset % lanes]))
+                if first == r:
+                    probs[r] = pr
+                else:
+                    probs[r] = probs[first]
+                stochastic.add(r)
+        tokens = draws.windowed_multinomial(probs, params, only=stochastic)
+        for r, token in fixed.items():
+            tokens[r] = token
         return tokens
 
-    def processed(self, row, p):
-        self.validate(p)
-        probs, greedy, invalid = self._probs(row, p)
+    def count(self, logits, params, n):
+        """The warpers once, then generate()'s step window after window (draw i = sample()'s draw at offset + i)."""
+        probs, greedy, invalid = self._probs(logits[0], params[0])
+        histogram = [0] * logits.shape[1]
         if invalid:
-            return None
+            return histogram, n
         if greedy is not None:
-            return [(greedy, 1.0)]
-        dense = probs.double().cpu()
-        dense = dense / dense.sum()
-        return [(t, float(dense[t])) for t in dense.nonzero().flatten().tolist()]
-
-    def count(self, row, p, draws):
-        self.validate(p)
-        vocab = len(row)
-        probs, greedy, invalid = self._probs(row, p)
-        if invalid:
-            return [0] * vocab, draws
-        histogram = [0] * vocab
-        if greedy is not None:
-            histogram[greedy] = draws
+            histogram[greedy] = n
             return histogram, 0
-        counts = torch.zeros(vocab, dtype=torch.int64)
-        lanes = _lanes(vocab, self.device)
-        g, remaining = p.offset, draws
-        while remaining > 0:
-            lo = g % lanes
-            take = min(remaining, lanes - lo)
-            step = self._step(probs, p.seed, g // lanes, lanes)
-            counts += torch.bincount(step[lo:lo + take], minlength=vocab)
-            g += take
-            remaining -= take
-        return counts.tolist(), 0
+        return draws.count_windows(draws.multinomial_step, probs, params, n)
+
+    def logprobs(self, logits, params):
+        probs, greedy, invalid = self._probs(logits[0], params[0])
+        if invalid:
+            raise samplecheck.SamplerError(samplecheck.ERR_INVALID_ROW, "the row has a NaN or every logit is -inf")
+        if greedy is not None:
+            out = torch.full((1, logits.shape[1]), float("-inf"), dtype=torch.float64)
+            out[0, greedy] = 0.0
+            return out
+        dense = probs.double().cpu()
+        return (dense / dense.sum()).log().unsqueeze(0)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
-    return sc.serve(TransformersSampler(args.device))
+    hf = TransformersSampler(args.device)
+    return samplecheck.serve(hf.sample, logprobs=hf.logprobs, count=hf.count, validate=hf.validate, name=hf.name,
+                             profile="hf", tensors="torch", device=args.device)
 
 
 if __name__ == "__main__":
