@@ -274,7 +274,7 @@ std::string FormatIdentify(const IdentifyResult& r) {
   std::vector<std::string> profiles;
   for (const Profile* p : AllProfiles()) profiles.emplace_back(p->name);
   os << std::left << std::setw(22) << "probe";
-  for (size_t i = 0; i < profiles.size(); ++i) os << std::setw(4) << ("P" + std::to_string(i + 1));
+  for (size_t i = 0; i < profiles.size(); ++i) os << std::setw(4) << (std::string(1, 'P') += std::to_string(i + 1));
   os << "\n";
   for (const Probe& probe : r.probes) {
     os << std::left << std::setw(22) << probe.name;

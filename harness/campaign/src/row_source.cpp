@@ -15,7 +15,6 @@ namespace samplecheck::harness {
 namespace {
 
 Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-Error IoError(std::string message) { return {ErrorCode::kIo, std::move(message)}; }
 
 // The deterministic stream of a row: splitmix64 outputs, uniforms in (0, 1) from their top 53 bits.
 class Stream {

@@ -265,7 +265,7 @@ json ReportToJson(const CampaignReport& r) {
     for (const CaseResult& c : r.cases) {
       const StoredEquivalence e = StoredEquivalenceOf(c);
       if (!e.present || c.batch.size > 0) continue;  // the verdict is the row cases'
-      if (!e.error.empty()) {
+      if (!e.bound.ok()) {
         ++no_bound;
       } else if (e.certified) {
         ++certified;
@@ -273,7 +273,7 @@ json ReportToJson(const CampaignReport& r) {
         ++inconclusive;
         lacking += e.lacks_draws;
       }
-      if (e.error.empty() && e.tv_upper >= largest) {
+      if (e.bound.ok() && e.tv_upper >= largest) {
         largest = e.tv_upper;
         worst = c.name;
       }
@@ -437,7 +437,7 @@ std::string FormatSummary(const CampaignReport& r) {
     const CaseResult* worst = nullptr;
     for (const auto& c : r.cases) {
       const StoredEquivalence e = StoredEquivalenceOf(c);
-      if (!e.present || !e.error.empty() || c.batch.size > 0) continue;  // the verdict is the row cases'
+      if (!e.present || !e.bound.ok() || c.batch.size > 0) continue;  // the verdict is the row cases'
       ++bounded;
       certified += e.certified;
       lacking += e.lacks_draws;
