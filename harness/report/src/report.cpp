@@ -290,6 +290,7 @@ json ReportToJson(const CampaignReport& r) {
     j["equivalence"] = nullptr;
   }
   j["planned_cases"] = r.planned_cases;
+  j["draw_plan"] = DrawPlanToJson(r.draw_plan);  // null: no plan recorded (merged, or a report before the record)
   if (r.properties_run) {
     json props = json::array();
     for (const PropertyOutcome& p : r.properties) {
@@ -373,6 +374,12 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     // Written since sharding (docs/scale.md): absent in older reports.
     if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);
     if (j.contains("merged_shards")) r.merged_shards = j["merged_shards"].get<uint32_t>();
+    // Written since plans are recorded (campaign.h, --plan-from): absent or null in older reports.
+    if (j.contains("draw_plan") && !j["draw_plan"].is_null()) {
+      auto plan = DrawPlanFromJson(j["draw_plan"]);
+      if (!plan.ok()) return ParseError("malformed report: " + plan.error().message);
+      r.draw_plan = std::move(*plan);
+    }
     if (j.contains("properties") && !j["properties"].is_null()) {
       r.properties_run = true;
       r.property_seed = j["properties"].at("seed").get<uint64_t>();
