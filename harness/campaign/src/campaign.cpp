@@ -225,6 +225,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   if (!prepared.ok()) return prepared.error();
   CampaignWork& work = *prepared;
   work.plan.identity = &work.report;
+  work.plan.draw_plan = &work.report.draw_plan;
   const unsigned jobs =
       !options.devices.empty() ? static_cast<unsigned>(options.devices.size())
                                : WorkerCount(options.jobs, samplers->caps.parallel_instances, work.units.size());

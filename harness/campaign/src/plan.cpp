@@ -248,7 +248,6 @@ void RecordPlan(CampaignWork& work, const std::string& basis, const std::string&
     const CaseResult& r = work.prepared[i].result;
     plan.cases.push_back({r.name, work.prepared[i].skip ? 0 : r.draws, r.max_draws, work.why[i]});
   }
-  work.plan.draw_plan = &plan;
 }
 
 uint64_t PlanFingerprint(const std::vector<PreparedCase>& prepared) {

@@ -203,6 +203,105 @@ std::string DescribeRowSpec(const RowSpec& spec) {
   return s + ")";
 }
 
+namespace {
+
+Result<std::vector<float>> DyadicRow(const RowSpec& spec) {
+  std::vector<float> row;
+  std::vector<double> probs = spec.probs;
+  if (probs.empty()) {
+    auto v = DyadicVector(spec.vector);
+    if (!v.ok()) return v.error();
+    probs = *v;
+  }
+  for (double p : probs) {
+    if (!(p > 0.0) || !std::isfinite(p)) {
+      return InvalidArgument("row dyadic: probability " + FormatNumber(p) + " must be positive (use mask_fraction "
+                             "for -inf tokens)");
+    }
+  }
+  for (double p : probs) row.push_back(static_cast<float>(std::log(p)));
+  return row;
+}
+
+Result<std::vector<float>> ManyTailRow(const RowSpec& spec, Stream& rng) {
+  std::vector<float> row;
+  if (Status st = CheckVocab(spec, 2); !st.ok()) return st;
+  if (spec.head < 1 || spec.head >= spec.vocab) {
+    return InvalidArgument("row many_tail: head = " + std::to_string(spec.head) + " is outside [1, vocab)");
+  }
+  if (!(spec.tail_min_gap >= 0.0 && spec.tail_max_gap >= spec.tail_min_gap && std::isfinite(spec.tail_max_gap))) {
+    return InvalidArgument("row many_tail: need 0 <= tail_min_gap <= tail_max_gap (finite)");
+  }
+  row.resize(spec.vocab);
+  for (int64_t i = 0; i < spec.vocab; ++i) {
+    row[i] = i < spec.head ? static_cast<float>(-0.5 * double(i))
+                           : static_cast<float>(-(spec.tail_min_gap +
+                                                  (spec.tail_max_gap - spec.tail_min_gap) * rng.Uniform()));
+  }
+  // Spread the head tokens over the vocabulary so head and tail ids interleave.
+  for (int64_t i = spec.vocab - 1; i > 0; --i) std::swap(row[i], row[rng.Below(uint64_t(i) + 1)]);
+  return row;
+}
+
+Result<std::vector<float>> NpyRow(const RowSpec& spec) {
+  std::vector<float> row;
+  std::filesystem::path p = spec.path;
+  if (p.is_relative() && !spec.base_dir.empty()) p = spec.base_dir / p;
+  auto array = LoadNpy(p);
+  if (!array.ok()) return array.error();
+  if (spec.row < 0 || spec.row >= array->rows()) {
+    return InvalidArgument("row npy: row = " + std::to_string(spec.row) + " is outside [0, " +
+                           std::to_string(array->rows()) + ") for " + p.string());
+  }
+  const int64_t cols = array->cols();
+  row.assign(array->data.begin() + spec.row * cols, array->data.begin() + (spec.row + 1) * cols);
+  for (float x : row) {
+    if (std::isnan(x)) return InvalidArgument("row npy: row " + std::to_string(spec.row) + " of " + p.string() +
+                                              " contains NaN");
+  }
+  return row;
+}
+
+// mask_fraction: that many tokens other than the argmax at -inf.
+Status MaskRow(const RowSpec& spec, Stream& rng, std::vector<float>& row) {
+  const std::string& k = spec.kind;
+  if (spec.mask_fraction != 0.0) {
+    if (!(spec.mask_fraction > 0.0 && spec.mask_fraction < 1.0)) {
+      return InvalidArgument("row " + k + ": mask_fraction = " + FormatNumber(spec.mask_fraction) +
+                             " is outside [0, 1)");
+    }
+    const int64_t v = static_cast<int64_t>(row.size());
+    const int64_t keep = int64_t(std::max_element(row.begin(), row.end()) - row.begin());
+    const auto masked = static_cast<int64_t>(std::floor(spec.mask_fraction * double(v)));
+    // Choose `masked` distinct tokens other than the argmax: a partial Fisher-Yates over the other ids.
+    std::vector<int64_t> ids;
+    ids.reserve(v - 1);
+    for (int64_t i = 0; i < v; ++i) {
+      if (i != keep) ids.push_back(i);
+    }
+    const int64_t n = std::min<int64_t>(masked, int64_t(ids.size()));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = i + int64_t(rng.Below(uint64_t(ids.size() - i)));
+      std::swap(ids[i], ids[j]);
+      row[ids[i]] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  return Status::Ok();
+}
+
+void PoisonRow(const RowSpec& spec, Stream& rng, std::vector<float>& row) {
+  // An unsamplable row: the only right answer of a sampler is the invalid marker (never a token).
+  if (spec.poison == "nan") {
+    row[static_cast<size_t>(rng.Below(uint64_t(row.size())))] = std::numeric_limits<float>::quiet_NaN();
+  } else if (spec.poison == "all_nan") {
+    std::fill(row.begin(), row.end(), std::numeric_limits<float>::quiet_NaN());
+  } else if (spec.poison == "all_masked") {
+    std::fill(row.begin(), row.end(), -std::numeric_limits<float>::infinity());
+  }
+}
+
+}  // namespace
+
 Result<std::vector<float>> MakeRow(const RowSpec& spec, uint64_t seed) {
   Stream rng(SplitMix64(seed ^ 0x5EED0F10917500ULL));
   std::vector<float> row;
@@ -232,82 +331,22 @@ Result<std::vector<float>> MakeRow(const RowSpec& spec, uint64_t seed) {
     row.resize(spec.vocab);
     for (float& x : row) x = static_cast<float>(spec.spacing * double(rng.Below(uint64_t(spec.levels))));
   } else if (k == "dyadic") {
-    std::vector<double> probs = spec.probs;
-    if (probs.empty()) {
-      auto v = DyadicVector(spec.vector);
-      if (!v.ok()) return v.error();
-      probs = *v;
-    }
-    for (double p : probs) {
-      if (!(p > 0.0) || !std::isfinite(p)) {
-        return InvalidArgument("row dyadic: probability " + FormatNumber(p) + " must be positive (use mask_fraction "
-                               "for -inf tokens)");
-      }
-    }
-    for (double p : probs) row.push_back(static_cast<float>(std::log(p)));
+    auto made = DyadicRow(spec);
+    if (!made.ok()) return made.error();
+    row = std::move(*made);
   } else if (k == "many_tail") {
-    if (Status st = CheckVocab(spec, 2); !st.ok()) return st;
-    if (spec.head < 1 || spec.head >= spec.vocab) {
-      return InvalidArgument("row many_tail: head = " + std::to_string(spec.head) + " is outside [1, vocab)");
-    }
-    if (!(spec.tail_min_gap >= 0.0 && spec.tail_max_gap >= spec.tail_min_gap && std::isfinite(spec.tail_max_gap))) {
-      return InvalidArgument("row many_tail: need 0 <= tail_min_gap <= tail_max_gap (finite)");
-    }
-    row.resize(spec.vocab);
-    for (int64_t i = 0; i < spec.vocab; ++i) {
-      row[i] = i < spec.head ? static_cast<float>(-0.5 * double(i))
-                             : static_cast<float>(-(spec.tail_min_gap +
-                                                    (spec.tail_max_gap - spec.tail_min_gap) * rng.Uniform()));
-    }
-    // Spread the head tokens over the vocabulary so head and tail ids interleave.
-    for (int64_t i = spec.vocab - 1; i > 0; --i) std::swap(row[i], row[rng.Below(uint64_t(i) + 1)]);
+    auto made = ManyTailRow(spec, rng);
+    if (!made.ok()) return made.error();
+    row = std::move(*made);
   } else if (k == "npy") {
-    std::filesystem::path p = spec.path;
-    if (p.is_relative() && !spec.base_dir.empty()) p = spec.base_dir / p;
-    auto array = LoadNpy(p);
-    if (!array.ok()) return array.error();
-    if (spec.row < 0 || spec.row >= array->rows()) {
-      return InvalidArgument("row npy: row = " + std::to_string(spec.row) + " is outside [0, " +
-                             std::to_string(array->rows()) + ") for " + p.string());
-    }
-    const int64_t cols = array->cols();
-    row.assign(array->data.begin() + spec.row * cols, array->data.begin() + (spec.row + 1) * cols);
-    for (float x : row) {
-      if (std::isnan(x)) return InvalidArgument("row npy: row " + std::to_string(spec.row) + " of " + p.string() +
-                                                " contains NaN");
-    }
+    auto made = NpyRow(spec);
+    if (!made.ok()) return made.error();
+    row = std::move(*made);
   } else {
     return InvalidArgument("row: unknown kind \"" + k + "\"");
   }
-  if (spec.mask_fraction != 0.0) {
-    if (!(spec.mask_fraction > 0.0 && spec.mask_fraction < 1.0)) {
-      return InvalidArgument("row " + k + ": mask_fraction = " + FormatNumber(spec.mask_fraction) +
-                             " is outside [0, 1)");
-    }
-    const int64_t v = static_cast<int64_t>(row.size());
-    const int64_t keep = int64_t(std::max_element(row.begin(), row.end()) - row.begin());
-    const auto masked = static_cast<int64_t>(std::floor(spec.mask_fraction * double(v)));
-    // Choose `masked` distinct tokens other than the argmax: a partial Fisher-Yates over the other ids.
-    std::vector<int64_t> ids;
-    ids.reserve(v - 1);
-    for (int64_t i = 0; i < v; ++i) {
-      if (i != keep) ids.push_back(i);
-    }
-    const int64_t n = std::min<int64_t>(masked, int64_t(ids.size()));
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t j = i + int64_t(rng.Below(uint64_t(ids.size() - i)));
-      std::swap(ids[i], ids[j]);
-      row[ids[i]] = -std::numeric_limits<float>::infinity();
-    }
-  }
-  // An unsamplable row: the only right answer of a sampler is the invalid marker (never a token).
-  if (spec.poison == "nan") {
-    row[static_cast<size_t>(rng.Below(uint64_t(row.size())))] = std::numeric_limits<float>::quiet_NaN();
-  } else if (spec.poison == "all_nan") {
-    std::fill(row.begin(), row.end(), std::numeric_limits<float>::quiet_NaN());
-  } else if (spec.poison == "all_masked") {
-    std::fill(row.begin(), row.end(), -std::numeric_limits<float>::infinity());
-  }
+  if (Status st = MaskRow(spec, rng, row); !st.ok()) return st.error();
+  PoisonRow(spec, rng, row);
   return row;
 }
 
