@@ -350,96 +350,12 @@ Result<std::vector<float>> MakeRow(const RowSpec& spec, uint64_t seed) {
   return row;
 }
 
-Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
-  auto fail = [&](const std::string& m) { return ParseError(what + ": not a valid .npy file: " + m); };
-  static const char kMagic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) return fail("bad magic (expected \\x93NUMPY)");
-  const auto major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len = 0;
-  size_t header_start = 0;
-  if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (size_t(static_cast<unsigned char>(bytes[9])) << 8);
-    header_start = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) return fail("truncated header length");
-    for (int i = 0; i < 4; ++i) header_len |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
-    header_start = 12;
-  } else {
-    return fail("format version " + std::to_string(major) + " is not supported (1, 2, 3)");
-  }
-  if (header_start + header_len > bytes.size()) return fail("header runs past the end of the file");
-  std::string header = bytes.substr(header_start, header_len);
-  // Strip trailing padding (spaces and the final newline).
-  while (!header.empty() && (header.back() == ' ' || header.back() == '\n' || header.back() == '\0')) header.pop_back();
-  size_t pos = 0;
-  auto skip_ws = [&] {
-    while (pos < header.size() && (header[pos] == ' ' || header[pos] == '\t')) ++pos;
-  };
-  auto expect = [&](char c) -> bool {
-    skip_ws();
-    if (pos < header.size() && header[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  };
-  auto read_string = [&](std::string& out) -> bool {
-    skip_ws();
-    if (pos >= header.size() || (header[pos] != '\'' && header[pos] != '"')) return false;
-    const char q = header[pos++];
-    const size_t end = header.find(q, pos);
-    if (end == std::string::npos) return false;
-    out = header.substr(pos, end - pos);
-    pos = end + 1;
-    return true;
-  };
-  if (!expect('{')) return fail("header is not a Python dict literal");
-  std::string descr;
-  std::string fortran;
-  std::vector<int64_t> shape;
-  bool have_descr = false;
-  bool have_fortran = false;
-  bool have_shape = false;
-  while (true) {
-    skip_ws();
-    if (expect('}')) break;
-    std::string key;
-    if (!read_string(key)) return fail("expected a quoted key in the header dict");
-    if (!expect(':')) return fail("expected ':' after key '" + key + "'");
-    skip_ws();
-    if (key == "descr") {
-      if (!read_string(descr)) return fail("descr must be a string");
-      have_descr = true;
-    } else if (key == "fortran_order") {
-      const size_t start = pos;
-      while (pos < header.size() && std::isalpha(static_cast<unsigned char>(header[pos]))) ++pos;
-      fortran = header.substr(start, pos - start);
-      if (fortran != "True" && fortran != "False") return fail("fortran_order must be True or False");
-      have_fortran = true;
-    } else if (key == "shape") {
-      if (!expect('(')) return fail("shape must be a tuple");
-      while (true) {
-        skip_ws();
-        if (expect(')')) break;
-        const size_t start = pos;
-        while (pos < header.size() && std::isdigit(static_cast<unsigned char>(header[pos]))) ++pos;
-        if (start == pos) return fail("shape entries must be non-negative integers");
-        if (pos - start > 12) return fail("shape entry too large");
-        shape.push_back(std::stoll(header.substr(start, pos - start)));
-        skip_ws();
-        if (expect(')')) break;
-        if (!expect(',')) return fail("expected ',' or ')' in shape");
-      }
-      have_shape = true;
-    } else {
-      return fail("unexpected header key '" + key + "'");
-    }
-    skip_ws();
-    if (expect('}')) break;
-    if (!expect(',')) return fail("expected ',' or '}' in the header dict");
-  }
-  if (!have_descr || !have_fortran || !have_shape) return fail("header needs descr, fortran_order and shape");
-  if (fortran != "False") return fail("fortran_order True is not supported (save a C-order array)");
+namespace {
+
+// The elements after the header: little-endian float32 or float16, shape 1-D or 2-D.
+template <class Fail>
+Result<NpyArray> DecodeNpy(const std::string& bytes, size_t data_start, const std::string& descr,
+                           const std::vector<int64_t>& shape, Fail&& fail) {
   size_t elem = 0;
   if (descr == "<f4" || descr == "=f4") {
     elem = 4;
@@ -457,7 +373,6 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
     if (count > (int64_t{1} << 40) / d) return fail("array too large");
     count *= d;
   }
-  const size_t data_start = header_start + header_len;
   if (bytes.size() - data_start != size_t(count) * elem) {
     return fail("data is " + std::to_string(bytes.size() - data_start) + " bytes, the shape needs " +
                 std::to_string(size_t(count) * elem));
@@ -479,6 +394,131 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The header dict of a .npy file ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 5), }"), read by hand:
+// a Python literal, not JSON.
+struct NpyHeader {
+  std::string descr, fortran;
+  std::vector<int64_t> shape;
+};
+
+class HeaderReader {
+ public:
+  explicit HeaderReader(std::string text) : s_(std::move(text)) {}
+
+  void SkipWs() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  bool Expect(char c) {
+    SkipWs();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool ReadString(std::string& out) {
+    SkipWs();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) return false;
+    const char q = s_[pos_++];
+    const size_t end = s_.find(q, pos_);
+    if (end == std::string::npos) return false;
+    out = s_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return true;
+  }
+  std::string ReadWord() {
+    const size_t start = pos_;
+    while (pos_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  // "(d0, d1, ...)": "" on success, else what is wrong.
+  std::string ReadShape(std::vector<int64_t>& shape) {
+    if (!Expect('(')) return "shape must be a tuple";
+    while (true) {
+      SkipWs();
+      if (Expect(')')) return "";
+      const size_t start = pos_;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      if (start == pos_) return "shape entries must be non-negative integers";
+      if (pos_ - start > 12) return "shape entry too large";
+      shape.push_back(std::stoll(s_.substr(start, pos_ - start)));
+      SkipWs();
+      if (Expect(')')) return "";
+      if (!Expect(',')) return "expected ',' or ')' in shape";
+    }
+  }
+
+ private:
+  std::string s_;
+  size_t pos_ = 0;
+};
+
+// The header's three keys, each once: "" on success, else what is wrong.
+std::string ReadNpyHeader(HeaderReader& in, NpyHeader& h) {
+  if (!in.Expect('{')) return "header is not a Python dict literal";
+  bool have_descr = false, have_fortran = false, have_shape = false;
+  while (true) {
+    in.SkipWs();
+    if (in.Expect('}')) break;
+    std::string key;
+    if (!in.ReadString(key)) return "expected a quoted key in the header dict";
+    if (!in.Expect(':')) return "expected ':' after key '" + key + "'";
+    in.SkipWs();
+    if (key == "descr") {
+      if (!in.ReadString(h.descr)) return "descr must be a string";
+      have_descr = true;
+    } else if (key == "fortran_order") {
+      h.fortran = in.ReadWord();
+      if (h.fortran != "True" && h.fortran != "False") return "fortran_order must be True or False";
+      have_fortran = true;
+    } else if (key == "shape") {
+      if (std::string bad = in.ReadShape(h.shape); !bad.empty()) return bad;
+      have_shape = true;
+    } else {
+      return "unexpected header key '" + key + "'";
+    }
+    in.SkipWs();
+    if (in.Expect('}')) break;
+    if (!in.Expect(',')) return "expected ',' or '}' in the header dict";
+  }
+  if (!have_descr || !have_fortran || !have_shape) return "header needs descr, fortran_order and shape";
+  return "";
+}
+
+}  // namespace
+
+Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
+  auto fail = [&](const std::string& m) { return ParseError(what + ": not a valid .npy file: " + m); };
+  static const char kMagic[] = "\x93NUMPY";
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) return fail("bad magic (expected \\x93NUMPY)");
+  const auto major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0;
+  size_t header_start = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (size_t(static_cast<unsigned char>(bytes[9])) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return fail("truncated header length");
+    for (int i = 0; i < 4; ++i) header_len |= size_t(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    header_start = 12;
+  } else {
+    return fail("format version " + std::to_string(major) + " is not supported (1, 2, 3)");
+  }
+  if (header_start + header_len > bytes.size()) return fail("header runs past the end of the file");
+  std::string header = bytes.substr(header_start, header_len);
+  // Strip trailing padding (spaces and the final newline).
+  while (!header.empty() && (header.back() == ' ' || header.back() == '\n' || header.back() == '\0')) header.pop_back();
+  HeaderReader reader(std::move(header));
+  NpyHeader h;
+  if (std::string bad = ReadNpyHeader(reader, h); !bad.empty()) return fail(bad);
+  if (h.fortran != "False") return fail("fortran_order True is not supported (save a C-order array)");
+  return DecodeNpy(bytes, header_start + header_len, h.descr, h.shape, fail);
 }
 
 Result<NpyArray> LoadNpy(const std::filesystem::path& path) {
