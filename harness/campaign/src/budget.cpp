@@ -67,28 +67,35 @@ bool MeasureCounting(const std::vector<std::unique_ptr<Sampler>>& samplers, cons
   return true;
 }
 
-// One Sample call of a batch's rows (one replica) on every worker at once: a batch row's draw per token.
+// A batch's rows through SampleReplicated on every worker at once, as DrawBatch calls it (the same replicas per
+// call), after one call that warms what a sampler keeps between calls: a batch row's draw per token.
 void MeasureBatch(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work, CostModel& cost) {
-  for (size_t u = 0; u < work.units.size(); ++u) {
-    const std::vector<size_t>& unit = work.units[u];
-    if (work.prepared[unit.front()].result.batch.size == 0 || work.resumed[unit.front()]) continue;
-    const size_t vocab = work.prepared[unit.front()].row.size();
+  for (const std::vector<size_t>& unit : work.units) {
+    const PreparedCase& first = work.prepared[unit.front()];
+    if (first.result.batch.size == 0 || work.resumed[unit.front()]) continue;
+    const size_t b = unit.size(), vocab = first.row.size();
+    const uint64_t by_memory = std::max<uint64_t>(1, (uint64_t{64} << 20) / (sizeof(float) * b * std::max<size_t>(vocab, 1)));
+    const uint64_t replicas = std::max<uint64_t>(1, std::min({4096 / b, by_memory, first.result.draws}));
     std::vector<float> logits;
     std::vector<SamplingParams> params;
     for (size_t i : unit) {
       logits.insert(logits.end(), work.prepared[i].row.begin(), work.prepared[i].row.end());
       params.push_back(work.prepared[i].result.params);
     }
-    std::vector<int32_t> tokens(unit.size());
-    const RowBatch batch{logits.data(), static_cast<int64_t>(unit.size()), static_cast<int64_t>(vocab),
+    for (uint64_t k = 1; k < replicas; ++k) params.insert(params.end(), params.begin(), params.begin() + long(b));
+    const RowBatch batch{logits.data(), static_cast<int64_t>(b), static_cast<int64_t>(vocab),
                          static_cast<int64_t>(vocab)};
-    std::vector<std::vector<int32_t>> out(samplers.size(), tokens);
-    const double t = AllAtOnce(samplers, [&](Sampler& s) {
-      size_t j = 0;
-      while (samplers[j].get() != &s) ++j;
-      return s.SampleReplicated(batch, 1, params, out[j]);
-    });
-    if (t > 0) cost.sampled_draw_per_token = t / double(unit.size() * vocab) * 1e9;
+    std::vector<std::vector<int32_t>> out(samplers.size(), std::vector<int32_t>(params.size()));
+    auto call = [&](uint64_t n) {
+      return AllAtOnce(samplers, [&](Sampler& s) {
+        size_t j = 0;
+        while (samplers[j].get() != &s) ++j;
+        return s.SampleReplicated(batch, n, std::span(params).first(n * b), std::span(out[j]).first(n * b));
+      });
+    };
+    if (call(1) < 0) return;
+    const double t = call(replicas);
+    if (t > 0) cost.sampled_draw_per_token = t / double(replicas * b * vocab) * 1e9;
     return;
   }
 }
@@ -136,6 +143,16 @@ std::string Affordable(const CampaignWork& work, const CostModel& cost, unsigned
   auto capped = [&](uint64_t c) {
     return DrawsWith(work, [&](size_t i) { return std::min(work.prepared[i].result.draws, c); });
   };
+  std::ostringstream os;
+  os.precision(3);
+  os << "the time budget of " << work.budget_seconds << " s does not hold this plan (about "
+     << Progress::FormatDuration(caps_seconds) << " at the measured cost)";
+  const double fixed_seconds = Estimate(work, cost, workers, capped(1));
+  if (fixed_seconds > work.budget_seconds) {
+    os << "; the cases it cannot shorten (batches, unsamplable rows) alone need about "
+       << Progress::FormatDuration(fixed_seconds) << ": no cap of the row cases keeps it";
+    return os.str();
+  }
   while (lo < hi) {  // the largest cap whose estimate fits
     const uint64_t mid = lo + (hi - lo + 1) / 2;
     if (Estimate(work, cost, workers, capped(mid)) <= work.budget_seconds) lo = mid; else hi = mid - 1;
@@ -150,10 +167,7 @@ std::string Affordable(const CampaignWork& work, const CostModel& cost, unsigned
     least = trial.result.achieved_power;
     weakest = pc.result.name;
   }
-  std::ostringstream os;
-  os.precision(3);
-  os << "the time budget of " << work.budget_seconds << " s does not hold this plan (about "
-     << Progress::FormatDuration(caps_seconds) << " at the measured cost); within it, at most " << lo
+  os << "; within it, at most " << lo
      << " draws per row case (--max-draws " << lo << ") give power " << least << " at the case's TV"
      << (weakest.empty() ? "" : " (least: " + weakest + ")");
   return os.str();

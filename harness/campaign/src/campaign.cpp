@@ -160,8 +160,14 @@ Result<std::vector<WorkItem>> PlanTime(CampaignWork& work, const Samplers& s, co
   std::optional<CostModel> cost;
   if (options.on_plan || work.budget_seconds > 0) cost = MeasureCost(s.all, work);
   const auto workers = static_cast<unsigned>(s.all.size());
-  if (cost && work.budget_seconds > 0 && !options.shard && !options.plan_from) {
-    if (Status st = ApplyBudget(work, *cost, workers, options.max_draws); !st.ok()) return st.error();
+  if (cost && work.budget_seconds > 0 && !options.shard) {
+    if (!options.plan_from) {
+      if (Status st = ApplyBudget(work, *cost, workers, options.max_draws); !st.ok()) return st.error();
+    } else if (options.plan_from->basis == "budget: full power") {  // what the budget gave when it was recorded
+      work.report.full_power = work.plan.full_power = std::all_of(
+          work.prepared.begin(), work.prepared.end(),
+          [](const PreparedCase& pc) { return !RowCase(pc) || pc.result.draws >= pc.result.planned_draws; });
+    }
     work.report.budget_seconds = work.budget_seconds;
     work.report.measured_draws_per_second = 1e9 / cost->counted_draw * workers;
   }
