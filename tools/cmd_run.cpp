@@ -23,6 +23,7 @@
 #include "samplecheck/campaign/shard.h"
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/files.h"
+#include "samplecheck/campaign/result.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"
@@ -61,7 +62,31 @@ struct RunOptions {
   std::string shard;    // --shard I/N | auto | auto/N
   std::string devices;  // --devices all | 0,1,...
   std::string verifier;  // --verifier: a speculative-decoding suite (run_spec.h)
+  std::string plan_from;  // --plan-from: a report (or a journal's plan) whose recorded plan this run draws
+  std::optional<double> budget;  // --budget: the time budget in seconds (0: none), instead of the suite's
 };
+
+inline constexpr char kPlanSchema[] = "samplecheck-plan/1";
+
+// The recorded plan of `path`: a journal's plan file, or a report's draw_plan (or, for a report written before
+// plans were recorded, the draws of its cases).
+Result<harness::DrawPlan> LoadPlan(const std::filesystem::path& path) {
+  auto text = ReadFileCapped(path, uint64_t{1} << 30, "--plan-from");
+  if (!text.ok()) return text.error();
+  auto json = harness::ParseJsonStrict(*text, path.string());
+  if (!json.ok()) return json.error();
+  if (json->is_object() && json->value("schema", "") == kPlanSchema) {
+    return harness::DrawPlanFromJson(json->contains("draw_plan") ? (*json)["draw_plan"] : nlohmann::json());
+  }
+  auto report = harness::ReportFromJson(*json);
+  if (!report.ok()) return report.error().WithContext(path.string());
+  auto plan = harness::PlanOfReport(*report);
+  if (!plan.ok()) return plan.error().WithContext(path.string());
+  return plan;
+}
+
+// Where a journaled run keeps its plan, so that --resume draws the plan the run started with.
+std::filesystem::path PlanPathFor(const std::filesystem::path& journal) { return journal.string() + ".plan"; }
 
 // --devices all | I,J,...: the CUDA devices of this host to draw on.
 Result<std::vector<int>> ParseDevices(const std::string& text) {
@@ -118,6 +143,7 @@ std::string Describe(const harness::CampaignPlan& plan) {
     line += ", about " + harness::Progress::FormatDuration(plan.estimated_seconds) + " at " +
             harness::FormatCount(plan.draws_per_second) + " draws/s (measured)";
   }
+  if (plan.draw_plan != nullptr) line += "; draws by " + plan.draw_plan->basis;
   return line;
 }
 
@@ -177,6 +203,13 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.progress = o.progress;
   options.shard = shard;
   options.devices = devices;
+  options.budget_seconds = o.budget;
+  if (!o.plan_from.empty()) {
+    auto plan = LoadPlan(o.plan_from);
+    if (!plan.ok()) return Fail("--plan-from " + o.plan_from + ": " + plan.error().message);
+    options.plan_from = std::move(*plan);
+    options.plan_from_source = o.plan_from;
+  }
 
   const std::filesystem::path journal_path = o.report.empty() ? "" : harness::JournalPathFor(o.report);
   const bool journal = !o.report.empty() && !o.no_journal && !shard;
@@ -189,6 +222,13 @@ int Run(const RunOptions& o, const std::string& command_line) {
     options.draw_seed = loaded->identity.draw_seed;
     options.finished = std::move(loaded->cases);
     resumed_identity = loaded->identity;
+    // The plan the run started with (its time budget measured a machine that may be another now).
+    if (!options.plan_from && std::filesystem::exists(PlanPathFor(journal_path))) {
+      auto plan = LoadPlan(PlanPathFor(journal_path));
+      if (!plan.ok()) return Fail("cannot resume: " + plan.error().message);
+      options.plan_from = std::move(*plan);
+      options.plan_from_source = PlanPathFor(journal_path).string();
+    }
     if (o.progress != harness::Progress::Mode::kQuiet) {
       std::cerr << "resuming from " << journal_path.string() << ": " << options.finished.size() << " case(s) judged"
                 << (loaded->torn_lines ? " (a torn last line was dropped)" : "") << "\n";
@@ -220,6 +260,10 @@ int Run(const RunOptions& o, const std::string& command_line) {
   };
   if (journal) {
     options.on_case_done = [&](const harness::CaseResult& c) { return harness::AppendToJournal(journal_path, c); };
+    options.on_draw_plan = [&](const harness::DrawPlan& plan) {
+      const nlohmann::json j{{"schema", kPlanSchema}, {"draw_plan", harness::DrawPlanToJson(plan)}};
+      return WriteFileAtomically(PlanPathFor(journal_path), harness::JsonText(j) + "\n", write);
+    };
   }
 
   std::signal(SIGINT, OnStopSignal);
@@ -279,7 +323,10 @@ int Run(const RunOptions& o, const std::string& command_line) {
     return 128 + (g_signal ? int(g_signal) : SIGINT);
   }
   // A finished run needs no journal: its report holds every case.
-  if (journal) std::filesystem::remove(journal_path);
+  if (journal) {
+    std::filesystem::remove(journal_path);
+    std::filesystem::remove(PlanPathFor(journal_path));
+  }
   return report->Passed() ? kExitOk : kExitCheckFailed;
 }
 
@@ -308,6 +355,13 @@ const bool registered = RegisterCommand(
        cmd.add_flag("--resume", o->resume,
                     "finish an interrupted run: reuse the cases of <report>.journal, draw the rest (same command line)");
        cmd.add_flag("--no-journal", o->no_journal, "do not journal finished cases (no --resume possible)");
+       cmd.add_option("--plan-from", o->plan_from,
+                      "draw exactly the plan recorded in this report (its draw_plan: every case's draws, whatever "
+                      "the time budget would give here), to reproduce it; refused (exit 2) when its cases are not "
+                      "this suite's");
+       AddReal(cmd, "--budget", o->budget,
+               "time budget in seconds instead of the suite's (0: none): full power when the measured cost fits it",
+               0.0, 604800.0);
        cmd.add_flag("--force", o->force,
                     "run a plan past the limits (more than 6 hours at the measured throughput, or 10000 cases)");
        AddUnsigned(cmd, "--generated", o->generated,
@@ -342,6 +396,8 @@ const bool registered = RegisterCommand(
          if (o->tv) command_line += " --tv " + std::to_string(*o->tv);
          if (o->max_draws) command_line += " --max-draws " + std::to_string(*o->max_draws);
          if (!o->shard.empty()) command_line += " --shard " + o->shard;
+         if (!o->plan_from.empty()) command_line += " --plan-from " + o->plan_from;
+         if (o->budget) command_line += " --budget " + FormatValue(*o->budget);
          command_line += EquivalenceCommandLine(o->equivalence, o->equivalence_chi2);
          return Run(*o, command_line);
        };

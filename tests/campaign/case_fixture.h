@@ -1,4 +1,4 @@
-// A campaign case prepared and drawn by the exact sampler, for the tests of campaign_test and checks_test.
+// A campaign case prepared and drawn by the exact sampler, for the tests of the campaign and its check families.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -39,6 +39,19 @@ inline std::vector<uint64_t> ExactHistogram(const PreparedCase& pc) {
                               histogram)
                   .ok());
   return histogram;
+}
+
+// A top-k case (k = 50 of V = 1000) drawn `draws` times by the exact sampler (fixed seeds).
+struct DrawnCase {
+  PreparedCase pc;
+  std::vector<uint64_t> histogram;
+};
+inline DrawnCase Drawn(uint64_t draws = 200000) {
+  SamplingParams params;
+  params.top_k = 50;
+  DrawnCase d{PrepareTestCase(R"({"kind":"gaussian","vocab":1000,"sigma":2})", params, draws), {}};
+  d.histogram = ExactHistogram(d.pc);
+  return d;
 }
 
 }  // namespace samplecheck::harness::testing

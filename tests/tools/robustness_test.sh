@@ -20,6 +20,9 @@ for k in ("started", "seconds", "samplecheck_version"):
     r.pop(k, None)
 if r.get("budget"):
     r["budget"].pop("draws_per_second", None)  # measured
+if r.get("draw_plan"):  # the cases' draws stay; what decided them (a resumed run follows its journal's) and times go
+    for k in ("basis", "reason", "planned_seconds", "spent_seconds"):
+        r["draw_plan"].pop(k, None)
 for c in r["cases"]:
     c.pop("seconds", None)
 print(json.dumps(r, sort_keys=True))

@@ -14,7 +14,7 @@ expect_error() {  # expect_error <message fragment> <command...>: exit 2 and the
 }
 # A report without what differs between runs of one plan: times, machine, command line, the shard bookkeeping.
 same_judgement() {  # same_judgement <a.json> <b.json>
-  local f='del(.samplecheck_version, .git_revision, .started, .seconds, .command_line, .budget, .merged_shards, .shard, .machine, .gpu, .cases[].seconds)'
+  local f='del(.samplecheck_version, .git_revision, .started, .seconds, .command_line, .budget, .draw_plan, .merged_shards, .shard, .machine, .gpu, .cases[].seconds)'
   diff <(jq -S "$f" "$1") <(jq -S "$f" "$2") >"$dir/diff.txt" || { head -40 "$dir/diff.txt"; fail "$1 and $2 differ"; }
 }
 std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --progress none)

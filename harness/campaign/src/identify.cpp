@@ -161,6 +161,71 @@ const char* ProbeVerdictName(ProbeVerdict v) {
   return "undecided";
 }
 
+namespace {
+
+// One probe's draws judged under one profile: consistent, inconsistent or undecided, with the evidence.
+ProbeEvidence JudgeProbe(const Probe& probe, const std::vector<float>& row, uint64_t invalid, const Profile* profile,
+                         const IdentifyOptions& options) {
+  ProbeEvidence ev;
+  ev.profile = std::string(profile->name);
+  const auto bad = ValidateParams(probe.params, *profile);
+  if (probe.sampler_rejected || bad) {
+    if (probe.sampler_rejected && bad) {
+      ev.verdict = ProbeVerdict::kConsistent;
+      ev.evidence = "both reject these params";
+    } else if (probe.sampler_rejected) {
+      ev.verdict = ProbeVerdict::kInconsistent;
+      ev.evidence = "the sampler rejected params this profile accepts (" + probe.sampler_message + ")";
+    } else {
+      ev.verdict = ProbeVerdict::kInconsistent;
+      ev.evidence = "the profile rejects these params (" + bad->message + "); the sampler drew";
+    }
+    return ev;
+  }
+  if (invalid > 0) {
+    ev.verdict = ProbeVerdict::kInconsistent;
+    ev.evidence = std::to_string(invalid) + " invalid token(s) drawn";
+    return ev;
+  }
+  auto dist = ComputeDistribution(LogitsView::Fp32(row), probe.params, *profile);
+  if (!dist.ok()) {
+    ev.verdict = ProbeVerdict::kUndecided;
+    ev.evidence = "reference: " + dist.error().message;
+    return ev;
+  }
+  ev.verdict = Judge(probe.histogram, *dist, options.draws, options.alpha, ev.evidence);
+  if (ev.verdict != ProbeVerdict::kConsistent && !dist->ambiguous.empty()) {
+    // The profile's fp32 implementations may keep or drop the ambiguous tokens: any of the readings fits.
+    for (AmbiguousPolicy policy : {AmbiguousPolicy::kAllIn, AmbiguousPolicy::kAllOut}) {
+      ReferenceOptions ro;
+      ro.ambiguous = policy;
+      auto alt = ComputeDistribution(LogitsView::Fp32(row), probe.params, *profile, ro);
+      if (!alt.ok()) continue;
+      std::string alt_evidence;
+      if (Judge(probe.histogram, *alt, options.draws, options.alpha, alt_evidence) == ProbeVerdict::kConsistent) {
+        ev.verdict = ProbeVerdict::kConsistent;
+        ev.evidence = alt_evidence + " with ambiguous tokens " +
+                      (policy == AmbiguousPolicy::kAllIn ? "kept" : "dropped");
+        break;
+      }
+    }
+    ProbeVerdict pooled_verdict = ProbeVerdict::kUndecided;
+    std::string pooled_evidence;
+    if (ev.verdict != ProbeVerdict::kConsistent &&
+        JudgeTieGroupsByPosition(probe.histogram, *dist, row, options.draws, options.alpha, pooled_verdict,
+                                 pooled_evidence) &&
+        pooled_verdict == ProbeVerdict::kConsistent) {
+      ev.verdict = ProbeVerdict::kConsistent;
+      ev.evidence = std::move(pooled_evidence);
+      ev.evidence += " with another member of an ambiguous tie group kept (cut by position)";
+    }
+  }
+  if (!dist->ambiguous.empty()) ev.evidence += " [" + std::to_string(dist->ambiguous.size()) + " ambiguous]";
+  return ev;
+}
+
+}  // namespace
+
 Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
   SamplerOptions so;
   so.profile = options.sampler_profile;
@@ -190,65 +255,7 @@ Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
       probe.sampler_message = st.error().ToString();
     }
     for (const Profile* profile : AllProfiles()) {
-      ProbeEvidence ev;
-      ev.profile = std::string(profile->name);
-      const auto bad = ValidateParams(probe.params, *profile);
-      if (probe.sampler_rejected || bad) {
-        if (probe.sampler_rejected && bad) {
-          ev.verdict = ProbeVerdict::kConsistent;
-          ev.evidence = "both reject these params";
-        } else if (probe.sampler_rejected) {
-          ev.verdict = ProbeVerdict::kInconsistent;
-          ev.evidence = "the sampler rejected params this profile accepts (" + probe.sampler_message + ")";
-        } else {
-          ev.verdict = ProbeVerdict::kInconsistent;
-          ev.evidence = "the profile rejects these params (" + bad->message + "); the sampler drew";
-        }
-        probe.profiles.push_back(std::move(ev));
-        continue;
-      }
-      if (invalid > 0) {
-        ev.verdict = ProbeVerdict::kInconsistent;
-        ev.evidence = std::to_string(invalid) + " invalid token(s) drawn";
-        probe.profiles.push_back(std::move(ev));
-        continue;
-      }
-      auto dist = ComputeDistribution(LogitsView::Fp32(*row), probe.params, *profile);
-      if (!dist.ok()) {
-        ev.verdict = ProbeVerdict::kUndecided;
-        ev.evidence = "reference: " + dist.error().message;
-        probe.profiles.push_back(std::move(ev));
-        continue;
-      }
-      ev.verdict = Judge(probe.histogram, *dist, options.draws, options.alpha, ev.evidence);
-      if (ev.verdict != ProbeVerdict::kConsistent && !dist->ambiguous.empty()) {
-        // The profile's fp32 implementations may keep or drop the ambiguous tokens: any of the readings fits.
-        for (AmbiguousPolicy policy : {AmbiguousPolicy::kAllIn, AmbiguousPolicy::kAllOut}) {
-          ReferenceOptions ro;
-          ro.ambiguous = policy;
-          auto alt = ComputeDistribution(LogitsView::Fp32(*row), probe.params, *profile, ro);
-          if (!alt.ok()) continue;
-          std::string alt_evidence;
-          if (Judge(probe.histogram, *alt, options.draws, options.alpha, alt_evidence) == ProbeVerdict::kConsistent) {
-            ev.verdict = ProbeVerdict::kConsistent;
-            ev.evidence = alt_evidence + " with ambiguous tokens " +
-                          (policy == AmbiguousPolicy::kAllIn ? "kept" : "dropped");
-            break;
-          }
-        }
-        ProbeVerdict pooled_verdict = ProbeVerdict::kUndecided;
-        std::string pooled_evidence;
-        if (ev.verdict != ProbeVerdict::kConsistent &&
-            JudgeTieGroupsByPosition(probe.histogram, *dist, *row, options.draws, options.alpha, pooled_verdict,
-                                     pooled_evidence) &&
-            pooled_verdict == ProbeVerdict::kConsistent) {
-          ev.verdict = ProbeVerdict::kConsistent;
-          ev.evidence = std::move(pooled_evidence);
-          ev.evidence += " with another member of an ambiguous tie group kept (cut by position)";
-        }
-      }
-      if (!dist->ambiguous.empty()) ev.evidence += " [" + std::to_string(dist->ambiguous.size()) + " ambiguous]";
-      probe.profiles.push_back(std::move(ev));
+      probe.profiles.push_back(JudgeProbe(probe, *row, invalid, profile, options));
     }
     result.probes.push_back(std::move(probe));
   }
@@ -274,7 +281,7 @@ std::string FormatIdentify(const IdentifyResult& r) {
   std::vector<std::string> profiles;
   for (const Profile* p : AllProfiles()) profiles.emplace_back(p->name);
   os << std::left << std::setw(22) << "probe";
-  for (size_t i = 0; i < profiles.size(); ++i) os << std::setw(4) << ("P" + std::to_string(i + 1));
+  for (size_t i = 0; i < profiles.size(); ++i) os << std::setw(4) << (std::string(1, 'P') += std::to_string(i + 1));
   os << "\n";
   for (const Probe& probe : r.probes) {
     os << std::left << std::setw(22) << probe.name;

@@ -66,6 +66,19 @@ void Progress::DrawBarLocked(bool force) {
   std::fflush(out_);
 }
 
+void Progress::SetTotalDraws(uint64_t total_draws) {
+  std::lock_guard<std::mutex> lock(mu_);
+  total_draws_ = std::max<uint64_t>(total_draws, 1);
+}
+
+void Progress::Note(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (quiet_) return;
+  if (bar_) std::fputs("\r\033[K", out_);
+  std::fprintf(out_, "note: %s\n", line.c_str());
+  std::fflush(out_);
+}
+
 void Progress::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   if (finished_) return;

@@ -15,7 +15,6 @@ namespace samplecheck::harness {
 namespace {
 
 Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-Error IoError(std::string message) { return {ErrorCode::kIo, std::move(message)}; }
 
 // The deterministic stream of a row: splitmix64 outputs, uniforms in (0, 1) from their top 53 bits.
 class Stream {
@@ -204,6 +203,105 @@ std::string DescribeRowSpec(const RowSpec& spec) {
   return s + ")";
 }
 
+namespace {
+
+Result<std::vector<float>> DyadicRow(const RowSpec& spec) {
+  std::vector<float> row;
+  std::vector<double> probs = spec.probs;
+  if (probs.empty()) {
+    auto v = DyadicVector(spec.vector);
+    if (!v.ok()) return v.error();
+    probs = *v;
+  }
+  for (double p : probs) {
+    if (!(p > 0.0) || !std::isfinite(p)) {
+      return InvalidArgument("row dyadic: probability " + FormatNumber(p) + " must be positive (use mask_fraction "
+                             "for -inf tokens)");
+    }
+  }
+  for (double p : probs) row.push_back(static_cast<float>(std::log(p)));
+  return row;
+}
+
+Result<std::vector<float>> ManyTailRow(const RowSpec& spec, Stream& rng) {
+  std::vector<float> row;
+  if (Status st = CheckVocab(spec, 2); !st.ok()) return st;
+  if (spec.head < 1 || spec.head >= spec.vocab) {
+    return InvalidArgument("row many_tail: head = " + std::to_string(spec.head) + " is outside [1, vocab)");
+  }
+  if (!(spec.tail_min_gap >= 0.0 && spec.tail_max_gap >= spec.tail_min_gap && std::isfinite(spec.tail_max_gap))) {
+    return InvalidArgument("row many_tail: need 0 <= tail_min_gap <= tail_max_gap (finite)");
+  }
+  row.resize(spec.vocab);
+  for (int64_t i = 0; i < spec.vocab; ++i) {
+    row[i] = i < spec.head ? static_cast<float>(-0.5 * double(i))
+                           : static_cast<float>(-(spec.tail_min_gap +
+                                                  (spec.tail_max_gap - spec.tail_min_gap) * rng.Uniform()));
+  }
+  // Spread the head tokens over the vocabulary so head and tail ids interleave.
+  for (int64_t i = spec.vocab - 1; i > 0; --i) std::swap(row[i], row[rng.Below(uint64_t(i) + 1)]);
+  return row;
+}
+
+Result<std::vector<float>> NpyRow(const RowSpec& spec) {
+  std::vector<float> row;
+  std::filesystem::path p = spec.path;
+  if (p.is_relative() && !spec.base_dir.empty()) p = spec.base_dir / p;
+  auto array = LoadNpy(p);
+  if (!array.ok()) return array.error();
+  if (spec.row < 0 || spec.row >= array->rows()) {
+    return InvalidArgument("row npy: row = " + std::to_string(spec.row) + " is outside [0, " +
+                           std::to_string(array->rows()) + ") for " + p.string());
+  }
+  const int64_t cols = array->cols();
+  row.assign(array->data.begin() + spec.row * cols, array->data.begin() + (spec.row + 1) * cols);
+  for (float x : row) {
+    if (std::isnan(x)) return InvalidArgument("row npy: row " + std::to_string(spec.row) + " of " + p.string() +
+                                              " contains NaN");
+  }
+  return row;
+}
+
+// mask_fraction: that many tokens other than the argmax at -inf.
+Status MaskRow(const RowSpec& spec, Stream& rng, std::vector<float>& row) {
+  const std::string& k = spec.kind;
+  if (spec.mask_fraction != 0.0) {
+    if (!(spec.mask_fraction > 0.0 && spec.mask_fraction < 1.0)) {
+      return InvalidArgument("row " + k + ": mask_fraction = " + FormatNumber(spec.mask_fraction) +
+                             " is outside [0, 1)");
+    }
+    const int64_t v = static_cast<int64_t>(row.size());
+    const int64_t keep = int64_t(std::max_element(row.begin(), row.end()) - row.begin());
+    const auto masked = static_cast<int64_t>(std::floor(spec.mask_fraction * double(v)));
+    // Choose `masked` distinct tokens other than the argmax: a partial Fisher-Yates over the other ids.
+    std::vector<int64_t> ids;
+    ids.reserve(v - 1);
+    for (int64_t i = 0; i < v; ++i) {
+      if (i != keep) ids.push_back(i);
+    }
+    const int64_t n = std::min<int64_t>(masked, int64_t(ids.size()));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t j = i + int64_t(rng.Below(uint64_t(ids.size() - i)));
+      std::swap(ids[i], ids[j]);
+      row[ids[i]] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  return Status::Ok();
+}
+
+void PoisonRow(const RowSpec& spec, Stream& rng, std::vector<float>& row) {
+  // An unsamplable row: the only right answer of a sampler is the invalid marker (never a token).
+  if (spec.poison == "nan") {
+    row[static_cast<size_t>(rng.Below(uint64_t(row.size())))] = std::numeric_limits<float>::quiet_NaN();
+  } else if (spec.poison == "all_nan") {
+    std::fill(row.begin(), row.end(), std::numeric_limits<float>::quiet_NaN());
+  } else if (spec.poison == "all_masked") {
+    std::fill(row.begin(), row.end(), -std::numeric_limits<float>::infinity());
+  }
+}
+
+}  // namespace
+
 Result<std::vector<float>> MakeRow(const RowSpec& spec, uint64_t seed) {
   Stream rng(SplitMix64(seed ^ 0x5EED0F10917500ULL));
   std::vector<float> row;
@@ -233,84 +331,167 @@ Result<std::vector<float>> MakeRow(const RowSpec& spec, uint64_t seed) {
     row.resize(spec.vocab);
     for (float& x : row) x = static_cast<float>(spec.spacing * double(rng.Below(uint64_t(spec.levels))));
   } else if (k == "dyadic") {
-    std::vector<double> probs = spec.probs;
-    if (probs.empty()) {
-      auto v = DyadicVector(spec.vector);
-      if (!v.ok()) return v.error();
-      probs = *v;
-    }
-    for (double p : probs) {
-      if (!(p > 0.0) || !std::isfinite(p)) {
-        return InvalidArgument("row dyadic: probability " + FormatNumber(p) + " must be positive (use mask_fraction "
-                               "for -inf tokens)");
-      }
-    }
-    for (double p : probs) row.push_back(static_cast<float>(std::log(p)));
+    auto made = DyadicRow(spec);
+    if (!made.ok()) return made.error();
+    row = std::move(*made);
   } else if (k == "many_tail") {
-    if (Status st = CheckVocab(spec, 2); !st.ok()) return st;
-    if (spec.head < 1 || spec.head >= spec.vocab) {
-      return InvalidArgument("row many_tail: head = " + std::to_string(spec.head) + " is outside [1, vocab)");
-    }
-    if (!(spec.tail_min_gap >= 0.0 && spec.tail_max_gap >= spec.tail_min_gap && std::isfinite(spec.tail_max_gap))) {
-      return InvalidArgument("row many_tail: need 0 <= tail_min_gap <= tail_max_gap (finite)");
-    }
-    row.resize(spec.vocab);
-    for (int64_t i = 0; i < spec.vocab; ++i) {
-      row[i] = i < spec.head ? static_cast<float>(-0.5 * double(i))
-                             : static_cast<float>(-(spec.tail_min_gap +
-                                                    (spec.tail_max_gap - spec.tail_min_gap) * rng.Uniform()));
-    }
-    // Spread the head tokens over the vocabulary so head and tail ids interleave.
-    for (int64_t i = spec.vocab - 1; i > 0; --i) std::swap(row[i], row[rng.Below(uint64_t(i) + 1)]);
+    auto made = ManyTailRow(spec, rng);
+    if (!made.ok()) return made.error();
+    row = std::move(*made);
   } else if (k == "npy") {
-    std::filesystem::path p = spec.path;
-    if (p.is_relative() && !spec.base_dir.empty()) p = spec.base_dir / p;
-    auto array = LoadNpy(p);
-    if (!array.ok()) return array.error();
-    if (spec.row < 0 || spec.row >= array->rows()) {
-      return InvalidArgument("row npy: row = " + std::to_string(spec.row) + " is outside [0, " +
-                             std::to_string(array->rows()) + ") for " + p.string());
-    }
-    const int64_t cols = array->cols();
-    row.assign(array->data.begin() + spec.row * cols, array->data.begin() + (spec.row + 1) * cols);
-    for (float x : row) {
-      if (std::isnan(x)) return InvalidArgument("row npy: row " + std::to_string(spec.row) + " of " + p.string() +
-                                                " contains NaN");
-    }
+    auto made = NpyRow(spec);
+    if (!made.ok()) return made.error();
+    row = std::move(*made);
   } else {
     return InvalidArgument("row: unknown kind \"" + k + "\"");
   }
-  if (spec.mask_fraction != 0.0) {
-    if (!(spec.mask_fraction > 0.0 && spec.mask_fraction < 1.0)) {
-      return InvalidArgument("row " + k + ": mask_fraction = " + FormatNumber(spec.mask_fraction) +
-                             " is outside [0, 1)");
-    }
-    const int64_t v = static_cast<int64_t>(row.size());
-    const int64_t keep = int64_t(std::max_element(row.begin(), row.end()) - row.begin());
-    const auto masked = static_cast<int64_t>(std::floor(spec.mask_fraction * double(v)));
-    // Choose `masked` distinct tokens other than the argmax: a partial Fisher-Yates over the other ids.
-    std::vector<int64_t> ids;
-    ids.reserve(v - 1);
-    for (int64_t i = 0; i < v; ++i) {
-      if (i != keep) ids.push_back(i);
-    }
-    const int64_t n = std::min<int64_t>(masked, int64_t(ids.size()));
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t j = i + int64_t(rng.Below(uint64_t(ids.size() - i)));
-      std::swap(ids[i], ids[j]);
-      row[ids[i]] = -std::numeric_limits<float>::infinity();
-    }
-  }
-  // An unsamplable row: the only right answer of a sampler is the invalid marker (never a token).
-  if (spec.poison == "nan") {
-    row[static_cast<size_t>(rng.Below(uint64_t(row.size())))] = std::numeric_limits<float>::quiet_NaN();
-  } else if (spec.poison == "all_nan") {
-    std::fill(row.begin(), row.end(), std::numeric_limits<float>::quiet_NaN());
-  } else if (spec.poison == "all_masked") {
-    std::fill(row.begin(), row.end(), -std::numeric_limits<float>::infinity());
-  }
+  if (Status st = MaskRow(spec, rng, row); !st.ok()) return st.error();
+  PoisonRow(spec, rng, row);
   return row;
 }
+
+namespace {
+
+// The elements after the header: little-endian float32 or float16, shape 1-D or 2-D.
+template <class Fail>
+Result<NpyArray> DecodeNpy(const std::string& bytes, size_t data_start, const std::string& descr,
+                           const std::vector<int64_t>& shape, Fail&& fail) {
+  size_t elem = 0;
+  if (descr == "<f4" || descr == "=f4") {
+    elem = 4;
+  } else if (descr == "<f2" || descr == "=f2") {
+    elem = 2;
+  } else {
+    return fail("dtype '" + descr + "' is not supported (little-endian float32 '<f4' or float16 '<f2')");
+  }
+  if (shape.size() != 1 && shape.size() != 2) {
+    return fail("shape has " + std::to_string(shape.size()) + " dimensions (1-D row or 2-D rows x vocab)");
+  }
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d <= 0) return fail("shape has an empty dimension");
+    if (count > (int64_t{1} << 40) / d) return fail("array too large");
+    count *= d;
+  }
+  if (bytes.size() - data_start != size_t(count) * elem) {
+    return fail("data is " + std::to_string(bytes.size() - data_start) + " bytes, the shape needs " +
+                std::to_string(size_t(count) * elem));
+  }
+  NpyArray out;
+  out.shape = shape;
+  out.dtype = descr;
+  out.data.resize(count);
+  const char* p = bytes.data() + data_start;
+  for (int64_t i = 0; i < count; ++i) {
+    if (elem == 4) {
+      uint32_t bits = 0;
+      for (int b = 0; b < 4; ++b) bits |= uint32_t(static_cast<unsigned char>(p[4 * i + b])) << (8 * b);
+      std::memcpy(&out.data[i], &bits, 4);
+    } else {
+      const uint16_t bits = uint16_t(static_cast<unsigned char>(p[2 * i]) |
+                                     (uint16_t(static_cast<unsigned char>(p[2 * i + 1])) << 8));
+      out.data[i] = Float16ToFloat(bits);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The header dict of a .npy file ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 5), }"), read by hand:
+// a Python literal, not JSON.
+struct NpyHeader {
+  std::string descr, fortran;
+  std::vector<int64_t> shape;
+};
+
+class HeaderReader {
+ public:
+  explicit HeaderReader(std::string text) : s_(std::move(text)) {}
+
+  void SkipWs() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  bool Expect(char c) {
+    SkipWs();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool ReadString(std::string& out) {
+    SkipWs();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) return false;
+    const char q = s_[pos_++];
+    const size_t end = s_.find(q, pos_);
+    if (end == std::string::npos) return false;
+    out = s_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return true;
+  }
+  std::string ReadWord() {
+    const size_t start = pos_;
+    while (pos_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  // "(d0, d1, ...)": "" on success, else what is wrong.
+  std::string ReadShape(std::vector<int64_t>& shape) {
+    if (!Expect('(')) return "shape must be a tuple";
+    while (true) {
+      SkipWs();
+      if (Expect(')')) return "";
+      const size_t start = pos_;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      if (start == pos_) return "shape entries must be non-negative integers";
+      if (pos_ - start > 12) return "shape entry too large";
+      shape.push_back(std::stoll(s_.substr(start, pos_ - start)));
+      SkipWs();
+      if (Expect(')')) return "";
+      if (!Expect(',')) return "expected ',' or ')' in shape";
+    }
+  }
+
+ private:
+  std::string s_;
+  size_t pos_ = 0;
+};
+
+// The header's three keys, each once: "" on success, else what is wrong.
+std::string ReadNpyHeader(HeaderReader& in, NpyHeader& h) {
+  if (!in.Expect('{')) return "header is not a Python dict literal";
+  bool have_descr = false, have_fortran = false, have_shape = false;
+  while (true) {
+    in.SkipWs();
+    if (in.Expect('}')) break;
+    std::string key;
+    if (!in.ReadString(key)) return "expected a quoted key in the header dict";
+    if (!in.Expect(':')) return "expected ':' after key '" + key + "'";
+    in.SkipWs();
+    if (key == "descr") {
+      if (!in.ReadString(h.descr)) return "descr must be a string";
+      have_descr = true;
+    } else if (key == "fortran_order") {
+      h.fortran = in.ReadWord();
+      if (h.fortran != "True" && h.fortran != "False") return "fortran_order must be True or False";
+      have_fortran = true;
+    } else if (key == "shape") {
+      if (std::string bad = in.ReadShape(h.shape); !bad.empty()) return bad;
+      have_shape = true;
+    } else {
+      return "unexpected header key '" + key + "'";
+    }
+    in.SkipWs();
+    if (in.Expect('}')) break;
+    if (!in.Expect(',')) return "expected ',' or '}' in the header dict";
+  }
+  if (!have_descr || !have_fortran || !have_shape) return "header needs descr, fortran_order and shape";
+  return "";
+}
+
+}  // namespace
 
 Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
   auto fail = [&](const std::string& m) { return ParseError(what + ": not a valid .npy file: " + m); };
@@ -333,114 +514,11 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
   std::string header = bytes.substr(header_start, header_len);
   // Strip trailing padding (spaces and the final newline).
   while (!header.empty() && (header.back() == ' ' || header.back() == '\n' || header.back() == '\0')) header.pop_back();
-  size_t pos = 0;
-  auto skip_ws = [&] {
-    while (pos < header.size() && (header[pos] == ' ' || header[pos] == '\t')) ++pos;
-  };
-  auto expect = [&](char c) -> bool {
-    skip_ws();
-    if (pos < header.size() && header[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  };
-  auto read_string = [&](std::string& out) -> bool {
-    skip_ws();
-    if (pos >= header.size() || (header[pos] != '\'' && header[pos] != '"')) return false;
-    const char q = header[pos++];
-    const size_t end = header.find(q, pos);
-    if (end == std::string::npos) return false;
-    out = header.substr(pos, end - pos);
-    pos = end + 1;
-    return true;
-  };
-  if (!expect('{')) return fail("header is not a Python dict literal");
-  std::string descr;
-  std::string fortran;
-  std::vector<int64_t> shape;
-  bool have_descr = false;
-  bool have_fortran = false;
-  bool have_shape = false;
-  while (true) {
-    skip_ws();
-    if (expect('}')) break;
-    std::string key;
-    if (!read_string(key)) return fail("expected a quoted key in the header dict");
-    if (!expect(':')) return fail("expected ':' after key '" + key + "'");
-    skip_ws();
-    if (key == "descr") {
-      if (!read_string(descr)) return fail("descr must be a string");
-      have_descr = true;
-    } else if (key == "fortran_order") {
-      const size_t start = pos;
-      while (pos < header.size() && std::isalpha(static_cast<unsigned char>(header[pos]))) ++pos;
-      fortran = header.substr(start, pos - start);
-      if (fortran != "True" && fortran != "False") return fail("fortran_order must be True or False");
-      have_fortran = true;
-    } else if (key == "shape") {
-      if (!expect('(')) return fail("shape must be a tuple");
-      while (true) {
-        skip_ws();
-        if (expect(')')) break;
-        const size_t start = pos;
-        while (pos < header.size() && std::isdigit(static_cast<unsigned char>(header[pos]))) ++pos;
-        if (start == pos) return fail("shape entries must be non-negative integers");
-        if (pos - start > 12) return fail("shape entry too large");
-        shape.push_back(std::stoll(header.substr(start, pos - start)));
-        skip_ws();
-        if (expect(')')) break;
-        if (!expect(',')) return fail("expected ',' or ')' in shape");
-      }
-      have_shape = true;
-    } else {
-      return fail("unexpected header key '" + key + "'");
-    }
-    skip_ws();
-    if (expect('}')) break;
-    if (!expect(',')) return fail("expected ',' or '}' in the header dict");
-  }
-  if (!have_descr || !have_fortran || !have_shape) return fail("header needs descr, fortran_order and shape");
-  if (fortran != "False") return fail("fortran_order True is not supported (save a C-order array)");
-  size_t elem = 0;
-  if (descr == "<f4" || descr == "=f4") {
-    elem = 4;
-  } else if (descr == "<f2" || descr == "=f2") {
-    elem = 2;
-  } else {
-    return fail("dtype '" + descr + "' is not supported (little-endian float32 '<f4' or float16 '<f2')");
-  }
-  if (shape.size() != 1 && shape.size() != 2) {
-    return fail("shape has " + std::to_string(shape.size()) + " dimensions (1-D row or 2-D rows x vocab)");
-  }
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (d <= 0) return fail("shape has an empty dimension");
-    if (count > (int64_t{1} << 40) / d) return fail("array too large");
-    count *= d;
-  }
-  const size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != size_t(count) * elem) {
-    return fail("data is " + std::to_string(bytes.size() - data_start) + " bytes, the shape needs " +
-                std::to_string(size_t(count) * elem));
-  }
-  NpyArray out;
-  out.shape = shape;
-  out.dtype = descr;
-  out.data.resize(count);
-  const char* p = bytes.data() + data_start;
-  for (int64_t i = 0; i < count; ++i) {
-    if (elem == 4) {
-      uint32_t bits = 0;
-      for (int b = 0; b < 4; ++b) bits |= uint32_t(static_cast<unsigned char>(p[4 * i + b])) << (8 * b);
-      std::memcpy(&out.data[i], &bits, 4);
-    } else {
-      const uint16_t bits = uint16_t(static_cast<unsigned char>(p[2 * i]) |
-                                     (uint16_t(static_cast<unsigned char>(p[2 * i + 1])) << 8));
-      out.data[i] = Float16ToFloat(bits);
-    }
-  }
-  return out;
+  HeaderReader reader(std::move(header));
+  NpyHeader h;
+  if (std::string bad = ReadNpyHeader(reader, h); !bad.empty()) return fail(bad);
+  if (h.fortran != "False") return fail("fortran_order True is not supported (save a C-order array)");
+  return DecodeNpy(bytes, header_start + header_len, h.descr, h.shape, fail);
 }
 
 Result<NpyArray> LoadNpy(const std::filesystem::path& path) {

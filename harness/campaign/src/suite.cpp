@@ -163,10 +163,10 @@ std::string DescribeParams(const SamplingParams& p) {
   return s;
 }
 
-Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path& base_dir, std::string source) {
-  if (!json.is_object()) return ParseError(source + ": a suite is a JSON object");
-  Suite suite;
-  suite.source = source;
+namespace {
+
+// The suite's own fields (every key known, the schema, name, seed, alpha / TV / power, caps, ambiguity, budget).
+Status ParseSuiteFields(const nlohmann::json& json, const std::string& source, Suite& suite) {
   static const std::set<std::string> kTopKeys = {"schema", "name", "description", "seed", "alpha", "tv", "power",
                                                  "max_draws", "min_draws", "profile", "ambiguous", "cases",
                                                  "generated", "budget_seconds", "budget_max_draws"};
@@ -233,31 +233,153 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
     if (!d.ok()) return d.error();
     suite.budget_max_draws = *d;
   }
-  if (json.contains("generated")) {
-    const auto& g = json["generated"];
-    const std::string at = source + ": \"generated\"";
-    if (!g.is_object()) return ParseError(at + " must be an object {\"count\": n, \"seed\": s or \"fresh\"}");
-    for (const auto& [key, value] : g.items()) {
-      if (key != "count" && key != "seed" && key != "max_draws") return ParseError(at + ": unknown field \"" + key + "\"");
+  return Status::Ok();
+}
+
+// "generated": {"count": n, "seed": s | "fresh", "max_draws": m}.
+Status ParseGeneratedBlock(const nlohmann::json& json, const std::string& source, Suite& suite) {
+  const auto& g = json["generated"];
+  const std::string at = source + ": \"generated\"";
+  if (!g.is_object()) return ParseError(at + " must be an object {\"count\": n, \"seed\": s or \"fresh\"}");
+  for (const auto& [key, value] : g.items()) {
+    if (key != "count" && key != "seed" && key != "max_draws") return ParseError(at + ": unknown field \"" + key + "\"");
+  }
+  if (!g.contains("count") || !g["count"].is_number_unsigned() || g["count"].get<uint64_t>() > 10000) {
+    return ParseError(at + ": \"count\" must be an integer in [0, 10000]");
+  }
+  suite.generated = g["count"].get<size_t>();
+  if (g.contains("seed")) {
+    if (g["seed"].is_number_unsigned()) {
+      suite.generated_seed = g["seed"].get<uint64_t>();
+    } else if (!(g["seed"].is_string() && g["seed"] == "fresh")) {
+      return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
     }
-    if (!g.contains("count") || !g["count"].is_number_unsigned() || g["count"].get<uint64_t>() > 10000) {
-      return ParseError(at + ": \"count\" must be an integer in [0, 10000]");
+  } else {
+    suite.generated_seed = 0;
+  }
+  if (g.contains("max_draws")) {
+    auto d = ParseDraws(g["max_draws"], at, "max_draws");
+    if (!d.ok()) return d.error();
+    suite.generated_max_draws = *d;
+  }
+  return Status::Ok();
+}
+
+// A case's own fields (profile, cap, TV, ambiguity), common to its rows x params or to its batch.
+Result<CaseSpec> ParseCaseFields(const nlohmann::json& c, const std::string& where) {
+  CaseSpec proto;
+  if (c.contains("profile")) {
+    if (!c["profile"].is_string() || !FindProfile(c["profile"].get<std::string>())) {
+      return ParseError(where + ": unknown profile " + c["profile"].dump());
     }
-    suite.generated = g["count"].get<size_t>();
-    if (g.contains("seed")) {
-      if (g["seed"].is_number_unsigned()) {
-        suite.generated_seed = g["seed"].get<uint64_t>();
-      } else if (!(g["seed"].is_string() && g["seed"] == "fresh")) {
-        return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
+    proto.profile = c["profile"].get<std::string>();
+  }
+  if (c.contains("max_draws")) {
+    auto d = ParseDraws(c["max_draws"], where, "max_draws");
+    if (!d.ok()) return d.error();
+    proto.max_draws = *d;
+  }
+  if (c.contains("tv")) {
+    if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
+      return ParseError(where + ": \"tv\" must be in (0, 0.5]");
+    }
+    proto.tv = c["tv"].get<double>();
+  }
+  if (c.contains("ambiguous")) {
+    auto a = ParseAmbiguous(c["ambiguous"], where);
+    if (!a.ok()) return a.error();
+    proto.ambiguous = *a;
+  }
+  return proto;
+}
+
+// rows x params, each given as one object or an array of objects: one case each ("<name>/r<i>/p<j>").
+Status ParseRowCases(const nlohmann::json& c, const CaseSpec& proto, const std::string& base_name,
+                     const std::string& where, const std::filesystem::path& base_dir, const std::string& source,
+                     std::set<std::string>& names, Suite& suite) {
+  std::vector<nlohmann::json> rows;
+  if (c.contains("row") == c.contains("rows")) return ParseError(where + ": give exactly one of \"row\", \"rows\"");
+  const auto& rj = c.contains("row") ? c["row"] : c["rows"];
+  if (rj.is_array()) {
+    rows.assign(rj.begin(), rj.end());
+  } else {
+    rows.push_back(rj);
+  }
+  std::vector<nlohmann::json> params;
+  if (!c.contains("params")) {
+    params.push_back(nlohmann::json::object());
+  } else if (c["params"].is_array()) {
+    params.assign(c["params"].begin(), c["params"].end());
+  } else {
+    params.push_back(c["params"]);
+  }
+  if (rows.empty() || params.empty()) return ParseError(where + ": empty \"rows\" or \"params\" list");
+  const bool expand = rows.size() * params.size() > 1;
+  for (size_t ri = 0; ri < rows.size(); ++ri) {
+    auto row = ParseRowSpec(rows[ri]);
+    if (!row.ok()) return ParseError(where + ": " + row.error().message);
+    row->base_dir = base_dir;
+    for (size_t pi = 0; pi < params.size(); ++pi) {
+      auto p = ParseParams(params[pi]);
+      if (!p.ok()) return ParseError(where + ": " + p.error().message);
+      if (auto bad = InvalidEverywhere(*p)) return ParseError(where + ": invalid params under every profile: " + *bad);
+      if (!proto.profile.empty()) {
+        if (auto bad = ValidateParams(*p, *FindProfile(proto.profile))) {
+          return ParseError(where + ": " + bad->message);
+        }
       }
-    } else {
-      suite.generated_seed = 0;
+      CaseSpec cs = proto;
+      cs.row = *row;
+      cs.params = *p;
+      cs.name = base_name;
+      if (expand) {
+        if (rows.size() > 1) cs.name += "/r" + std::to_string(ri);
+        if (params.size() > 1) cs.name += "/p" + std::to_string(pi);
+      }
+      if (!names.insert(cs.name).second) return ParseError(source + ": duplicate case name \"" + cs.name + "\"");
+      suite.cases.push_back(std::move(cs));
     }
-    if (g.contains("max_draws")) {
-      auto d = ParseDraws(g["max_draws"], at, "max_draws");
-      if (!d.ok()) return d.error();
-      suite.generated_max_draws = *d;
-    }
+  }
+  return Status::Ok();
+}
+
+Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::path& base_dir,
+                 const std::string& source, std::set<std::string>& names, Suite& suite) {
+  static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
+                                                  "ambiguous", "note", "batch"};
+  const auto& c = json["cases"][ci];
+  std::string where = source + ": case " + std::to_string(ci);
+  if (!c.is_object()) return ParseError(where + " is not an object");
+  for (const auto& [key, value] : c.items()) {
+    if (!kCaseKeys.count(key)) return ParseError(where + ": unknown field \"" + key + "\"");
+  }
+  if (!c.contains("name") || !c["name"].is_string()) return ParseError(where + ": \"name\" (a string) is missing");
+  const std::string base_name = c["name"].get<std::string>();
+  if (base_name.empty() || base_name.find_first_not_of(" \t") == std::string::npos) {
+    return ParseError(where + ": \"name\" is empty (a case needs a name: reports and --resume find it by name)");
+  }
+  where = source + ": case \"" + base_name + "\"";
+  auto proto = ParseCaseFields(c, where);
+  if (!proto.ok()) return proto.error();
+  if (c.contains("batch")) {
+    Result<CaseSpec> batch = ParseBatchCase(c, *proto, base_name, where, base_dir);
+    if (!batch.ok()) return batch.error();
+    if (!names.insert(base_name).second) return ParseError(source + ": duplicate case name \"" + base_name + "\"");
+    suite.cases.push_back(std::move(*batch));
+    return Status::Ok();
+  }
+  return ParseRowCases(c, *proto, base_name, where, base_dir, source, names, suite);
+}
+
+}  // namespace
+
+Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path& base_dir, std::string source) {
+  if (!json.is_object()) return ParseError(source + ": a suite is a JSON object");
+  Suite suite;
+  suite.source = source;
+  if (Status st = ParseSuiteFields(json, source, suite); !st.ok()) return st.error();
+  if (json.contains("generated")) {
+    if (Status st = ParseGeneratedBlock(json, source, suite); !st.ok()) return st.error();
   }
   if (!suite.profile.empty() && !FindProfile(suite.profile)) {
     return ParseError(source + ": unknown profile \"" + suite.profile + "\"");
@@ -266,95 +388,8 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
     return ParseError(source + ": \"cases\" must be a non-empty array");
   }
   std::set<std::string> names;
-  static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
-                                                  "ambiguous", "note", "batch"};
   for (size_t ci = 0; ci < json["cases"].size(); ++ci) {
-    const auto& c = json["cases"][ci];
-    std::string where = source + ": case " + std::to_string(ci);
-    if (!c.is_object()) return ParseError(where + " is not an object");
-    for (const auto& [key, value] : c.items()) {
-      if (!kCaseKeys.count(key)) return ParseError(where + ": unknown field \"" + key + "\"");
-    }
-    if (!c.contains("name") || !c["name"].is_string()) return ParseError(where + ": \"name\" (a string) is missing");
-    const std::string base_name = c["name"].get<std::string>();
-    if (base_name.empty() || base_name.find_first_not_of(" \t") == std::string::npos) {
-      return ParseError(where + ": \"name\" is empty (a case needs a name: reports and --resume find it by name)");
-    }
-    where = source + ": case \"" + base_name + "\"";
-    CaseSpec proto;
-    if (c.contains("profile")) {
-      if (!c["profile"].is_string() || !FindProfile(c["profile"].get<std::string>())) {
-        return ParseError(where + ": unknown profile " + c["profile"].dump());
-      }
-      proto.profile = c["profile"].get<std::string>();
-    }
-    if (c.contains("max_draws")) {
-      auto d = ParseDraws(c["max_draws"], where, "max_draws");
-      if (!d.ok()) return d.error();
-      proto.max_draws = *d;
-    }
-    if (c.contains("tv")) {
-      if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
-        return ParseError(where + ": \"tv\" must be in (0, 0.5]");
-      }
-      proto.tv = c["tv"].get<double>();
-    }
-    if (c.contains("ambiguous")) {
-      auto a = ParseAmbiguous(c["ambiguous"], where);
-      if (!a.ok()) return a.error();
-      proto.ambiguous = *a;
-    }
-    if (c.contains("batch")) {
-      Result<CaseSpec> batch = ParseBatchCase(c, proto, base_name, where, base_dir);
-      if (!batch.ok()) return batch.error();
-      if (!names.insert(base_name).second) return ParseError(source + ": duplicate case name \"" + base_name + "\"");
-      suite.cases.push_back(std::move(*batch));
-      continue;
-    }
-    // rows x params, each given as one object or an array of objects.
-    std::vector<nlohmann::json> rows;
-    if (c.contains("row") == c.contains("rows")) return ParseError(where + ": give exactly one of \"row\", \"rows\"");
-    const auto& rj = c.contains("row") ? c["row"] : c["rows"];
-    if (rj.is_array()) {
-      rows.assign(rj.begin(), rj.end());
-    } else {
-      rows.push_back(rj);
-    }
-    std::vector<nlohmann::json> params;
-    if (!c.contains("params")) {
-      params.push_back(nlohmann::json::object());
-    } else if (c["params"].is_array()) {
-      params.assign(c["params"].begin(), c["params"].end());
-    } else {
-      params.push_back(c["params"]);
-    }
-    if (rows.empty() || params.empty()) return ParseError(where + ": empty \"rows\" or \"params\" list");
-    const bool expand = rows.size() * params.size() > 1;
-    for (size_t ri = 0; ri < rows.size(); ++ri) {
-      auto row = ParseRowSpec(rows[ri]);
-      if (!row.ok()) return ParseError(where + ": " + row.error().message);
-      row->base_dir = base_dir;
-      for (size_t pi = 0; pi < params.size(); ++pi) {
-        auto p = ParseParams(params[pi]);
-        if (!p.ok()) return ParseError(where + ": " + p.error().message);
-        if (auto bad = InvalidEverywhere(*p)) return ParseError(where + ": invalid params under every profile: " + *bad);
-        if (!proto.profile.empty()) {
-          if (auto bad = ValidateParams(*p, *FindProfile(proto.profile))) {
-            return ParseError(where + ": " + bad->message);
-          }
-        }
-        CaseSpec cs = proto;
-        cs.row = *row;
-        cs.params = *p;
-        cs.name = base_name;
-        if (expand) {
-          if (rows.size() > 1) cs.name += "/r" + std::to_string(ri);
-          if (params.size() > 1) cs.name += "/p" + std::to_string(pi);
-        }
-        if (!names.insert(cs.name).second) return ParseError(source + ": duplicate case name \"" + cs.name + "\"");
-        suite.cases.push_back(std::move(cs));
-      }
-    }
+    if (Status st = ParseCase(json, ci, base_dir, source, names, suite); !st.ok()) return st.error();
   }
   return suite;
 }

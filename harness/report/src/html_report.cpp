@@ -365,7 +365,7 @@ std::string EquivalenceSection(const CaseResult& c) {
   if (!e.present) return "";
   std::ostringstream os;
   os << "<h3>Equivalence bounds (alpha " << Fmt(e.alpha) << " each)</h3>";
-  if (!e.error.empty()) return os.str() + "<div class=\"muted\">no bound: " + Escape(e.error) + "</div>";
+  if (!e.bound.ok()) return os.str() + "<div class=\"muted\">no bound: " + Escape(e.bound.error().message) + "</div>";
   os << "<table style=\"width:auto\"><tr><th>binning</th><th>cells</th><th>draws</th><th>TV observed</th>"
         "<th>TV upper</th><th>chi&sup2; observed</th><th>chi&sup2; upper</th></tr>";
   for (const nlohmann::json& b : c.checks["equivalence"]["binnings"]) {

@@ -265,7 +265,7 @@ json ReportToJson(const CampaignReport& r) {
     for (const CaseResult& c : r.cases) {
       const StoredEquivalence e = StoredEquivalenceOf(c);
       if (!e.present || c.batch.size > 0) continue;  // the verdict is the row cases'
-      if (!e.error.empty()) {
+      if (!e.bound.ok()) {
         ++no_bound;
       } else if (e.certified) {
         ++certified;
@@ -273,7 +273,7 @@ json ReportToJson(const CampaignReport& r) {
         ++inconclusive;
         lacking += e.lacks_draws;
       }
-      if (e.error.empty() && e.tv_upper >= largest) {
+      if (e.bound.ok() && e.tv_upper >= largest) {
         largest = e.tv_upper;
         worst = c.name;
       }
@@ -290,6 +290,7 @@ json ReportToJson(const CampaignReport& r) {
     j["equivalence"] = nullptr;
   }
   j["planned_cases"] = r.planned_cases;
+  j["draw_plan"] = DrawPlanToJson(r.draw_plan);  // null: no plan recorded (merged, or a report before the record)
   if (r.properties_run) {
     json props = json::array();
     for (const PropertyOutcome& p : r.properties) {
@@ -373,6 +374,12 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     // Written since sharding (docs/scale.md): absent in older reports.
     if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);
     if (j.contains("merged_shards")) r.merged_shards = j["merged_shards"].get<uint32_t>();
+    // Written since plans are recorded (campaign.h, --plan-from): absent or null in older reports.
+    if (j.contains("draw_plan") && !j["draw_plan"].is_null()) {
+      auto plan = DrawPlanFromJson(j["draw_plan"]);
+      if (!plan.ok()) return ParseError("malformed report: " + plan.error().message);
+      r.draw_plan = std::move(*plan);
+    }
     if (j.contains("properties") && !j["properties"].is_null()) {
       r.properties_run = true;
       r.property_seed = j["properties"].at("seed").get<uint64_t>();
@@ -437,7 +444,7 @@ std::string FormatSummary(const CampaignReport& r) {
     const CaseResult* worst = nullptr;
     for (const auto& c : r.cases) {
       const StoredEquivalence e = StoredEquivalenceOf(c);
-      if (!e.present || !e.error.empty() || c.batch.size > 0) continue;  // the verdict is the row cases'
+      if (!e.present || !e.bound.ok() || c.batch.size > 0) continue;  // the verdict is the row cases'
       ++bounded;
       certified += e.certified;
       lacking += e.lacks_draws;

@@ -44,26 +44,40 @@ struct ShardSpec {
   std::string source;  // where it came from: "--shard", "GTEST_SHARD_INDEX", "SLURM_ARRAY_TASK_ID", ...
 };
 
-struct CampaignOptions {
-  std::string sampler_spec = "exact";
+// What every campaign kind takes (sampler campaigns, speculative-decoding campaigns: spec_campaign.h): the judged
+// profile, the seeds, the TV, the workers, the report's stamp, the verdict's floors and a stop flag.
+struct CampaignBasics {
   std::string profile;                  // judged profile; "" = the suite's, else the sampler's, else vllm
   std::optional<uint64_t> seed;         // overrides the suite's
-  std::optional<uint64_t> draw_seed;    // seeds the sampler only (default: the campaign seed): same rows,
-                                        // independent draws, for A/B against a baseline of the same seed
   std::optional<double> tv;             // overrides the suite's detectable TV
-  std::optional<uint64_t> max_draws;    // overrides the suite's cap (and each case's)
-  unsigned jobs = 0;                    // parallel cases; 0 = one per core for samplers whose instances may run in
-                                        // parallel (Capabilities::parallel_instances: exact, CPU mutants), else 1
-  Progress::Mode progress = Progress::Mode::kAuto;
+  unsigned jobs = 0;                    // parallel work items; 0 = one per core for samplers (verifiers) whose
+                                        // instances may run in parallel (Capabilities::parallel_instances: exact,
+                                        // CPU mutants), else 1
   std::string command_line;
   std::string version;                  // samplecheck version for the report
   EvidencePolicy evidence;              // what the verdict needs besides no failure (result.h)
+  // Set (e.g. by a signal handler) to stop: no work item starts after it, a case being drawn stops at its next
+  // chunk and is left out, and the report comes back marked interrupted with the cases that finished.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct CampaignOptions : CampaignBasics {
+  std::string sampler_spec = "exact";
+  std::optional<uint64_t> draw_seed;    // seeds the sampler only (default: the campaign seed): same rows,
+                                        // independent draws, for A/B against a baseline of the same seed
+  std::optional<uint64_t> max_draws;    // overrides the suite's cap (and each case's)
+  Progress::Mode progress = Progress::Mode::kAuto;
   size_t generated = 0;                 // generated cases added to the suite's (generated.h), seeded by the campaign
   std::optional<double> budget_seconds; // overrides the suite's time budget (0: none; suite.h)
   // Equivalence verdict (docs/statistics.md, "Equivalence bounds"): every judged case must certify TV < eps on its
   // binnings at its alpha (and chi-square divergence < chi2_eps when given); 0 = not asked (bounds still reported).
   double equivalence_eps = 0.0;
   double equivalence_chi2_eps = 0.0;
+  // --plan-from: draw exactly this recorded plan (every case's draws and caps; PlanOfReport), not the power plan
+  // nor the time budget's. kInvalidArgument when its cases or fingerprint are not this suite's (other cases, rows,
+  // seeds or profile). plan_from_source names it in messages and in the report.
+  std::optional<DrawPlan> plan_from;
+  std::string plan_from_source;
 
   // --shard I/N: draw only this shard's work items (whole cases, and chunk-aligned draw ranges of big row cases,
   // assigned from the plan alone) and keep the row cases' counts as evidence (CampaignReport::shard) for
@@ -79,11 +93,12 @@ struct CampaignOptions {
   // As each case finishes (serialized; completion order), for a journal. An error stops the campaign like a
   // signal does and is returned.
   std::function<Status(const CaseResult&)> on_case_done;
+  // The plan as recorded (CampaignReport::draw_plan), before the first draw and again when the campaign re-plans
+  // (its first cases ran slower than planned): for a journal, so that --resume follows it. An error stops the
+  // campaign like a signal does and is returned.
+  std::function<Status(const DrawPlan&)> on_draw_plan;
   // Cases judged by an earlier run of the same campaign (--resume): reused as they are, not drawn again.
   std::vector<CaseResult> finished;
-  // Set (e.g. by a signal handler) to stop: no case starts after it, a case being drawn stops at its next chunk and
-  // is left out, and the report comes back marked interrupted with the cases that finished.
-  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a campaign is about to do, for the user to see (and refuse) before it starts.
@@ -96,6 +111,10 @@ struct CampaignPlan {
   double draws_per_second = 0.0;             // measured on the first drawn case (0 when nothing to draw)
   double estimated_seconds = 0.0;            // draws / draws_per_second
   bool full_power = false;                   // the time budget gave every row case its planned draws
+  // The time budget does not hold the plan (its estimate exceeds the budget by more than 20%): what the budget
+  // affords instead, said before the first draw ("" otherwise). Also printed unless the progress is quiet.
+  std::string budget_note;
+  const DrawPlan* draw_plan = nullptr;       // what the Plan stage decided, as the report records it
 };
 
 // A case ready to draw: its row (perturbed if needed), reference and plan. Built before any draw so that input
@@ -139,6 +158,13 @@ void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram
 // the budget's TV at power, clamped to [min_draws, max_draws]), its binning and its achieved power. PrepareCase
 // calls it; the campaign calls it again to give every case full power when the suite's time budget allows.
 Status PlanCaseDraws(PreparedCase& prepared, const CaseBudget& budget);
+
+// Step 2 at a recorded draw count (--plan-from): the binning and achieved power at exactly `draws`.
+Status PlanCaseAtDraws(PreparedCase& prepared, uint64_t draws);
+
+// The plan of a report for --plan-from: its recorded draw_plan, or (a report written before plans were recorded)
+// every case's draws as it ran them. kInvalidArgument for a shard's report, or one that lacks cases of its plan.
+Result<DrawPlan> PlanOfReport(const CampaignReport& report);
 
 // The whole campaign. Errors: unknown sampler or profile (kInvalidArgument), a sampler that fails to load
 // (kPlugin / kUnsupported), a bad row or .npy (kIo / kParse / kInvalidArgument): the CLI exits 2 on all of them.

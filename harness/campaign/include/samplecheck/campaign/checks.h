@@ -2,7 +2,9 @@
 // own fields into the case (CaseResult::checks, written to the report under ReportKeys()), and reads its outcomes
 // back from those fields (CheckOutcome: a hard failure, or a p-value for the case's Bonferroni family). The
 // verdict, the text summary, the HTML report and the mutation score read the outcomes generically, so a new check
-// is its stats/ code, one entry in CaseChecks() (src/checks.cpp), its test and its line in docs/statistics.md.
+// is its stats/ code, one class in its family's file (src/checks_<family>.cpp: support, fit, token, batch,
+// agreement, equivalence, spec; CaseChecks() in src/checks.cpp takes the families in order), its test beside the
+// family's tests (tests/campaign/checks_<family>_test.cpp) and its line in docs/statistics.md.
 //
 // The checks, in order (docs/statistics.md states each one's alpha, power and assumption):
 //   support    hard: a draw of a token the reference gives probability 0, or an invalid token, fails the case;
@@ -126,7 +128,7 @@ class CaseCheck {
   virtual bool KeysOptional() const { return false; }
 };
 
-// The checks of speculative-decoding cases (src/spec_checks.cpp): spec-rejection, spec-structure,
+// The checks of speculative-decoding cases (src/checks_spec.cpp): spec-rejection, spec-structure,
 // spec-determinism, spec-batch-invariance, spec-scripted; CaseChecks() ends with them (null fields elsewhere).
 std::vector<std::unique_ptr<const CaseCheck>> SpecCaseChecks();
 
@@ -171,7 +173,8 @@ StoredMaxAbsZ StoredMaxAbsZTest(const CaseResult& c);
 
 struct StoredEquivalence {  // the equivalence check's fields
   bool present = false;          // false: no bound (a skipped or unsamplable case, an older report)
-  std::string error;             // why no bound could be computed (too few draws for two cells of E >= 10)
+  Status bound;                  // ok, or why no bound could be computed (kInvalidArgument: too few draws for two
+                                 // cells of E >= 10, no alpha in (0, 1)); the report's "error" field
   double alpha = 0.0;            // one-sided level of each bound
   double tv_upper = 0.0;         // the largest over the binnings
   double chi2_upper = 0.0;

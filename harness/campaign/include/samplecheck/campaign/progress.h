@@ -22,6 +22,10 @@ class Progress {
   // A case finished: on a terminal the bar is redrawn; otherwise one line "[ 3/40] pass  name  p=0.41  2.1 s".
   void CaseDone(const std::string& name, const std::string& status, const std::string& detail, double seconds);
   void Finish();
+  // The plan changed while drawing (the time budget's re-plan): the bar's 100%.
+  void SetTotalDraws(uint64_t total_draws);
+  // One line about the plan ("note: ..."), unless quiet.
+  void Note(const std::string& line);
 
   static std::string FormatDuration(double seconds);  // "1:05", "1:02:03"
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "samplecheck/campaign/row_source.h"
+#include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
 
 namespace samplecheck::harness {
@@ -170,6 +171,34 @@ struct ShardInfo {
   std::vector<ShardRowEvidence> evidence;
 };
 
+// The Plan stage's decision, recorded in the report ("draw_plan", docs/report-format.md): every planned case's draws
+// and why, what decided them, and the time planned against the time spent. A run is reproducible from (suite, seed,
+// sampler, profile) when `basis` does not depend on the clock ("power", "shard", "recorded"); otherwise
+// `samplecheck run ... --plan-from <this report>` replays exactly this plan.
+struct PlannedCase {
+  std::string name;
+  uint64_t draws = 0;
+  uint64_t max_draws = 0;  // the cap it was planned under (raised when the time budget gave full power)
+  std::string why;         // "power", "cap", "floor" (min_draws), "budget", "budget cap", "batch", "unsamplable",
+                           // "skipped", "replanned" (back to its cap when the first cases ran slower than planned)
+};
+struct DrawPlan {
+  std::string basis;               // "power" (no time budget), "budget: full power", "budget: caps", "shard",
+                                   // "recorded" (--plan-from, or the journal of a resumed run)
+  std::string reason;              // one line for people: the budget, the measured cost, what it afforded
+  double budget_seconds = 0.0;     // the time budget (0: none)
+  double planned_seconds = 0.0;    // the estimate before drawing, from the measured cost (0: not measured)
+  double spent_seconds = 0.0;      // from the first draw to the last judged case
+  uint64_t fingerprint = 0;        // of every case's name, row seed, parameters, vocabulary and draws
+  uint32_t replanned = 0;          // cases sent back to their caps during the run
+  std::vector<PlannedCase> cases;  // every planned case, in suite order
+
+  bool empty() const { return cases.empty(); }
+};
+// The record as JSON and back (kParse naming the field).
+nlohmann::json DrawPlanToJson(const DrawPlan& plan);
+Result<DrawPlan> DrawPlanFromJson(const nlohmann::json& json);
+
 struct CampaignReport {
   std::string schema = kReportSchema;
   std::string samplecheck_version;
@@ -208,6 +237,7 @@ struct CampaignReport {
   // run --shard: this report is one shard's evidence, not a verdict (VerdictProblems says so); merge judges.
   std::optional<ShardInfo> shard;
   uint32_t merged_shards = 0;        // samplecheck merge: the shards this report was judged from (0: not merged)
+  DrawPlan draw_plan;                // what the Plan stage decided (empty in reports before the record)
 
   // Pass: no case failed or errored, the run was not interrupted, no case was skipped (unless allowed), and the
   // judged cases and their draws reach the floors of `evidence`.

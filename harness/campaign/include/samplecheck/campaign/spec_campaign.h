@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/result.h"
 #include "samplecheck/campaign/row_source.h"
 #include "samplecheck/campaign/suite.h"
@@ -83,17 +84,10 @@ std::vector<BuiltinSuiteInfo> BuiltinSpecSuites();
 // Whether `name` names a built-in spec suite.
 bool IsBuiltinSpecSuite(std::string_view name);
 
-struct SpecCampaignOptions {
+struct SpecCampaignOptions : CampaignBasics {
   std::string verifier_spec = "exact";
-  std::string profile;               // judged profile; "" = the suite's, else vllm
-  std::optional<uint64_t> seed;
   std::optional<uint64_t> max_trials;
-  std::optional<double> tv;
-  unsigned jobs = 0;                 // parallel cases for verifiers whose instances may run in parallel; 0 = cores
-  bool quiet = false;
-  std::string command_line;
-  std::string version;
-  EvidencePolicy evidence;
+  bool quiet = false;                // no progress lines
 };
 
 // The whole campaign: a CampaignReport (the report format of sampler campaigns; the spec checks' fields beside

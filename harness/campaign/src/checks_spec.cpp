@@ -1,5 +1,5 @@
-// The checks of speculative-decoding cases (checks.h, SpecCaseChecks; docs/speculative.md). Their fields are null
-// on every other case, so reports of sampler campaigns read as before.
+// The speculative family (checks.h, SpecCaseChecks; docs/speculative.md): the checks of speculative-decoding
+// cases. Their fields are null on every other case, so reports of sampler campaigns read as before.
 //   spec-rejection         p-value: the rejections at position j among the trials that reached it against
 //                          Binomial(n_j, 1 - beta_j), exact two-sided (stats::ExactBinomialPValue). Alpha: the
 //                          case's share; power: 1 - beta_j shifted by d is seen at n_j ~ (z sqrt(b(1-b)) / d)^2.
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/campaign/checks.h"
+#include "check_family.h"
 #include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/exact_tests.h"
 
@@ -26,29 +26,6 @@ namespace samplecheck::harness {
 using nlohmann::json;
 
 namespace {
-
-std::string Short(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-CheckOutcome Outcome(std::string check, std::string test, CheckOutcome::Kind kind) {
-  CheckOutcome o;
-  o.check = std::move(check);
-  o.test = std::move(test);
-  o.kind = kind;
-  return o;
-}
-
-template <class F>
-Result<std::vector<CheckOutcome>> Parse(std::string_view check, F&& parse) {
-  try {
-    return parse();
-  } catch (const std::exception& e) {
-    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + e.what()};
-  }
-}
 
 class SpecRejectionCheck final : public CaseCheck {
  public:
@@ -84,18 +61,18 @@ class SpecRejectionCheck final : public CaseCheck {
   }
 
   Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult&) const override {
-    return Parse(Name(), [&]() -> std::vector<CheckOutcome> {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
       const json& j = fields.at("spec_rejection");
       if (j.is_null()) return {};
       const uint64_t reached = j.at("reached").get<uint64_t>(), rejected = j.at("rejected").get<uint64_t>();
       const double beta = ReadJsonNumber(j.at("beta"));
-      CheckOutcome o = Outcome("spec-rejection", "rejections at position " + std::to_string(j.at("position").get<int>()),
-                               CheckOutcome::Kind::kPValue);
-      o.scope = "position " + std::to_string(j.at("position").get<int>());
+      const std::string position = std::to_string(j.at("position").get<int>());
+      CheckOutcome o = MakeOutcome("spec-rejection", "position " + position, "rejections at position " + position,
+                                   CheckOutcome::Kind::kPValue);
       o.p_value = ReadJsonNumber(j.at("p_value"));
       o.statistic = reached ? double(rejected) / double(reached) : 0.0;
       o.finding = std::to_string(rejected) + " of " + std::to_string(reached) + " rejected (expected 1 - beta = " +
-                  Short(1.0 - beta) + ")";
+                  ShortNumber(1.0 - beta, 4) + ")";
       return {o};
     });
   }
@@ -134,10 +111,10 @@ class SpecHardCheck final : public CaseCheck {
   }
 
   Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult&) const override {
-    return Parse(Name(), [&]() -> std::vector<CheckOutcome> {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
       const json& j = fields.at(key_);
       if (j.is_null()) return {};
-      CheckOutcome o = Outcome(name_, test_, CheckOutcome::Kind::kHard);
+      CheckOutcome o = MakeOutcome(name_, "", test_, CheckOutcome::Kind::kHard);
       o.violations = j.at("violations").get<uint64_t>();
       o.statistic = double(o.violations);
       const std::string finding = j.at("finding").get<std::string>();

@@ -1,0 +1,236 @@
+// The time budget of a sampler campaign (work_items.h): the probe, the estimate, power by budget, the re-plan.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "samplecheck/campaign/progress.h"
+#include "work_items.h"
+
+namespace samplecheck::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Wall seconds of `call` made by every worker's sampler at once (-1 when one failed).
+double AllAtOnce(const std::vector<std::unique_ptr<Sampler>>& samplers, const std::function<Status(Sampler&)>& call) {
+  std::vector<uint8_t> ok(samplers.size(), 0);
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (size_t j = 1; j < samplers.size(); ++j) threads.emplace_back([&, j] { ok[j] = call(*samplers[j]).ok(); });
+  ok[0] = call(*samplers[0]).ok();
+  for (std::thread& t : threads) t.join();
+  const double seconds = SecondsSince(t0);
+  return std::all_of(ok.begin(), ok.end(), [](uint8_t b) { return b != 0; }) ? seconds : -1.0;
+}
+
+// The longest row case to draw: draws cost more on long rows (a larger CDF), so the estimate errs long.
+const PreparedCase* ProbeCase(const CampaignWork& work) {
+  const PreparedCase* probe = nullptr;
+  for (const std::vector<size_t>& unit : work.units) {
+    const size_t i = unit.front();
+    const PreparedCase& pc = work.prepared[i];
+    if (unit.size() != 1 || pc.skip || work.resumed[i] || pc.result.unsamplable) continue;
+    if (probe == nullptr || pc.row.size() > probe->row.size()) probe = &pc;
+  }
+  return probe;
+}
+
+// Counted draws on the probe row: two counts, 2^8 and 2^10 (or more) draws, whose difference is the per-draw cost
+// free of the per-call cost (a distribution computed, a kernel planned) that one short count would mistake for
+// slowness. Small first: a real engine can cost milliseconds a draw on a long row. The large count grows (x4)
+// until it takes 50 ms more than the small one (a GPU draws 2^20 in well under a millisecond).
+bool MeasureCounting(const std::vector<std::unique_ptr<Sampler>>& samplers, const PreparedCase& pc, CostModel& cost,
+                     std::vector<uint64_t>& histogram) {
+  auto timed = [&](uint64_t n) {
+    return AllAtOnce(samplers, [&](Sampler& s) {
+      std::vector<uint64_t> h(pc.row.size(), 0);
+      uint64_t invalid = 0;
+      Status st = s.CountDraws(pc.row, pc.result.params, n, h, &invalid);
+      if (&s == samplers.front().get()) histogram = std::move(h);
+      return st;
+    });
+  };
+  const uint64_t small = 1 << 8;
+  uint64_t large = 1 << 10;
+  const double t_small = timed(small);
+  double t_large = timed(large);
+  while (t_small >= 0 && t_large >= 0 && t_large - t_small < 0.05 && large < (uint64_t{1} << 32)) {
+    large *= 4;
+    t_large = timed(large);
+  }
+  if (!(t_small >= 0 && t_large > t_small)) return false;
+  const double per_draw = (t_large - t_small) / double(large - small);
+  cost.counted_draw = per_draw * 1e9;
+  cost.call_per_token = std::max(0.0, t_small - per_draw * double(small)) / double(pc.row.size()) * 1e9;
+  return true;
+}
+
+// A batch's rows through SampleReplicated on every worker at once, as DrawBatch calls it (the same replicas per
+// call), after one call that warms what a sampler keeps between calls: a batch row's draw per token.
+void MeasureBatch(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work, CostModel& cost) {
+  for (const std::vector<size_t>& unit : work.units) {
+    const PreparedCase& first = work.prepared[unit.front()];
+    if (first.result.batch.size == 0 || work.resumed[unit.front()]) continue;
+    const size_t b = unit.size(), vocab = first.row.size();
+    const uint64_t by_memory = std::max<uint64_t>(1, (uint64_t{64} << 20) / (sizeof(float) * b * std::max<size_t>(vocab, 1)));
+    const uint64_t replicas = std::max<uint64_t>(1, std::min({4096 / b, by_memory, first.result.draws}));
+    std::vector<float> logits;
+    std::vector<SamplingParams> params;
+    for (size_t i : unit) {
+      logits.insert(logits.end(), work.prepared[i].row.begin(), work.prepared[i].row.end());
+      params.push_back(work.prepared[i].result.params);
+    }
+    for (uint64_t k = 1; k < replicas; ++k) params.insert(params.end(), params.begin(), params.begin() + long(b));
+    const RowBatch batch{logits.data(), static_cast<int64_t>(b), static_cast<int64_t>(vocab),
+                         static_cast<int64_t>(vocab)};
+    std::vector<std::vector<int32_t>> out(samplers.size(), std::vector<int32_t>(params.size()));
+    auto call = [&](uint64_t n) {
+      return AllAtOnce(samplers, [&](Sampler& s) {
+        size_t j = 0;
+        while (samplers[j].get() != &s) ++j;
+        return s.SampleReplicated(batch, n, std::span(params).first(n * b), std::span(out[j]).first(n * b));
+      });
+    };
+    if (call(1) < 0) return;
+    const double t = call(replicas);
+    if (t > 0) cost.sampled_draw_per_token = t / double(replicas * b * vocab) * 1e9;
+    return;
+  }
+}
+
+}  // namespace
+
+std::optional<CostModel> MeasureCost(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work) {
+  const PreparedCase* probe = ProbeCase(work);
+  if (probe == nullptr || work.total_draws == 0) return std::nullopt;
+  CostModel cost;
+  std::vector<uint64_t> histogram;
+  if (!MeasureCounting(samplers, *probe, cost, histogram)) return std::nullopt;
+  // Judging the probe's draws as its case will be judged (the checks' cost grows with the row).
+  PreparedCase trial{probe->result, {}, probe->p0, probe->excluded, probe->binning, false};
+  const auto t0 = Clock::now();
+  EvaluateCase(trial, histogram, 0);
+  cost.judge_per_token = SecondsSince(t0) / double(probe->row.size()) * 1e9;
+  MeasureBatch(samplers, work, cost);
+  return cost;
+}
+
+namespace {
+
+// The draws of every prepared case with the row cases (not resumed) at `draws_of_row(i)`.
+template <class F>
+std::vector<uint64_t> DrawsWith(const CampaignWork& work, F&& draws_of_row) {
+  std::vector<uint64_t> draws(work.prepared.size());
+  for (size_t i = 0; i < draws.size(); ++i) {
+    const bool row = RowCase(work.prepared[i]) && !work.resumed[i];
+    draws[i] = row ? draws_of_row(i) : work.prepared[i].result.draws;
+  }
+  return draws;
+}
+
+double Estimate(const CampaignWork& work, const CostModel& cost, unsigned workers,
+                const std::vector<uint64_t>& draws) {
+  return EstimateSeconds(MakeWorkItems(work, cost, &draws), workers);
+}
+
+// What the budget affords when it does not hold the caps: the largest per-case cap that fits, and the least power
+// of a row case under it.
+std::string Affordable(const CampaignWork& work, const CostModel& cost, unsigned workers, double caps_seconds) {
+  uint64_t lo = 1, hi = 0;
+  for (const PreparedCase& pc : work.prepared) hi = std::max(hi, RowCase(pc) ? pc.result.draws : 0);
+  auto capped = [&](uint64_t c) {
+    return DrawsWith(work, [&](size_t i) { return std::min(work.prepared[i].result.draws, c); });
+  };
+  std::ostringstream os;
+  os.precision(3);
+  os << "the time budget of " << work.budget_seconds << " s does not hold this plan (about "
+     << Progress::FormatDuration(caps_seconds) << " at the measured cost)";
+  const double fixed_seconds = Estimate(work, cost, workers, capped(1));
+  if (fixed_seconds > work.budget_seconds) {
+    os << "; the cases it cannot shorten (batches, unsamplable rows) alone need about "
+       << Progress::FormatDuration(fixed_seconds) << ": no cap of the row cases keeps it";
+    return os.str();
+  }
+  while (lo < hi) {  // the largest cap whose estimate fits
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (Estimate(work, cost, workers, capped(mid)) <= work.budget_seconds) lo = mid; else hi = mid - 1;
+  }
+  double least = 1.0;
+  std::string weakest;
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    const PreparedCase& pc = work.prepared[i];
+    if (!RowCase(pc) || work.resumed[i]) continue;
+    PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
+    if (!PlanAtDraws(trial, std::min(pc.result.draws, lo)).ok() || trial.result.achieved_power >= least) continue;
+    least = trial.result.achieved_power;
+    weakest = pc.result.name;
+  }
+  os << "; within it, at most " << lo
+     << " draws per row case (--max-draws " << lo << ") give power " << least << " at the case's TV"
+     << (weakest.empty() ? "" : " (least: " + weakest + ")");
+  return os.str();
+}
+
+}  // namespace
+
+Status ApplyBudget(CampaignWork& work, const CostModel& cost, unsigned workers, const std::optional<uint64_t>& cap) {
+  std::vector<CaseBudget> full(work.prepared.size());
+  const std::vector<uint64_t> full_draws = DrawsWith(work, [&](size_t i) {
+    PreparedCase trial{work.prepared[i].result, {}, work.prepared[i].p0, {}, {}, false};
+    full[i] = FullBudget(work.budgets[i], work, cap);
+    return PlanCaseDraws(trial, full[i]).ok() ? trial.result.draws : work.prepared[i].result.draws;
+  });
+  const double full_seconds = Estimate(work, cost, workers, full_draws);
+  const double caps_seconds = Estimate(work, cost, workers, DrawsWith(work, [&](size_t i) {
+                                         return work.prepared[i].result.draws;
+                                       }));
+  std::ostringstream reason;
+  reason.precision(3);
+  reason << "time budget " << work.budget_seconds << " s; measured " << 1e9 / cost.counted_draw * workers
+         << " counted draws/s on " << workers << " worker(s); full power estimated at " << full_seconds
+         << " s, the caps at " << caps_seconds << " s";
+  if (full_seconds <= work.budget_seconds) {
+    bool every_plan_met = true;
+    for (size_t i = 0; i < work.prepared.size(); ++i) {
+      PreparedCase& pc = work.prepared[i];
+      if (!RowCase(pc) || work.resumed[i]) continue;
+      if (Status st = PlanCaseDraws(pc, full[i]); !st.ok()) return st;
+      work.why[i] = pc.result.draws < pc.result.planned_draws ? "budget cap" : "budget";
+      every_plan_met = every_plan_met && pc.result.draws >= pc.result.planned_draws;
+    }
+    work.report.full_power = work.plan.full_power = every_plan_met;
+    RecordPlan(work, "budget: full power", reason.str());
+    work.report.draw_plan.planned_seconds = full_seconds;
+  } else {
+    if (caps_seconds > 1.2 * work.budget_seconds) {
+      work.plan.budget_note = Affordable(work, cost, workers, caps_seconds);
+    }
+    RecordPlan(work, "budget: caps", reason.str());
+    work.report.draw_plan.planned_seconds = caps_seconds;
+  }
+  work.total_draws = 0;
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    if (!work.prepared[i].skip && !work.resumed[i]) work.total_draws += work.prepared[i].result.draws;
+  }
+  work.plan.draws = work.total_draws;
+  return Status::Ok();
+}
+
+BudgetMonitor::BudgetMonitor(double budget_seconds, double planned_seconds, double planned_cost)
+    : budget_(budget_seconds), planned_seconds_(planned_seconds), planned_cost_(planned_cost) {}
+
+bool BudgetMonitor::ItemDone(double cost, double spent_seconds) {
+  done_cost_ += cost;
+  if (fired_ || planned_cost_ <= 0 || done_cost_ <= 0) return false;
+  // Not before a twentieth of the plan has run (one slow item says little), and only when the run projects past
+  // the budget by more than 20% at the pace it has kept.
+  if (done_cost_ < 0.05 * planned_cost_ && spent_seconds < 0.2 * planned_seconds_) return false;
+  const double projected = spent_seconds * planned_cost_ / done_cost_;
+  if (projected <= 1.2 * budget_) return false;
+  fired_ = true;
+  return true;
+}
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,135 @@
+// The goodness-of-fit family (checks.h): Pearson X^2 (both tails) on the head, tail and hash binnings, G beside it.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "check_family.h"
+#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/stats/chi_square.h"
+#include "samplecheck/stats/goodness_of_fit.h"
+#include "samplecheck/stats/power.h"
+
+namespace samplecheck::harness {
+
+using nlohmann::json;
+
+namespace {
+
+// ---- pearson ----------------------------------------------------------------------------------------------------
+class PearsonCheck final : public CaseCheck {
+ public:
+  std::string_view Name() const override { return "pearson"; }
+  std::string_view Summary() const override {
+    return "Pearson X^2 on each usable binning (head, tail, hash; cells from p0 and N only, every E >= 10), both "
+           "tails: a fit too poor or too good to be random (p = 2 min(upper, lower)); G reported beside it; power "
+           "from the non-central chi-square at the case's TV";
+  }
+  std::vector<std::string> ReportKeys() const override { return {"binnings"}; }
+
+  json Evaluate(const CaseEvidence& e) const override {
+    json binnings = json::array();
+    for (const stats::Binning* b : e.binning.UsableBinnings()) {
+      const stats::BinnedCounts counts = Bin(*b, e.histogram);
+      const std::vector<double> expected = stats::CellProbabilities(*b);
+      const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(counts.observed, expected);
+      const Result<stats::GoodnessOfFit> g = stats::GTest(counts.observed, expected);
+      const Result<double> lower = pearson.ok() && pearson->dof > 0
+                                       ? stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof)
+                                       : Result<double>(InvalidArgument("no test"));
+      json j{{"name", b->name},
+             {"cells", expected.size()},
+             {"dof", pearson.ok() ? pearson->dof : 0},
+             {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
+             {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
+             {"pearson_p_lower", JsonNumber(lower.ok() ? *lower : NAN)},
+             {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
+             {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
+             {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
+             {"observed", counts.observed}};
+      json exp = json::array();
+      for (double x : expected) exp.push_back(JsonNumber(x));
+      j["expected"] = std::move(exp);
+      if (b->name == "head") j["cell_token"] = HeadCellTokens(e.binning);
+      binnings.push_back(std::move(j));
+    }
+    return {{"binnings", binnings}};
+  }
+
+  Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
+    return ParseOutcomes(Name(), [&]() -> std::vector<CheckOutcome> {
+      std::vector<CheckOutcome> out;
+      const double alpha = std::clamp(c.alpha_plan / 2, 1e-300, 0.5);  // the upper tail's share of a two-sided test
+      for (const json& b : fields.at("binnings")) {
+        const std::string name = b.at("name").get<std::string>();
+        const uint64_t dof = b.at("dof").get<uint64_t>();
+        const double x2 = ReadJsonNumber(b.at("pearson"));
+        const double p = ReadJsonNumber(b.at("pearson_p"));
+        const size_t cells = b.at("expected").size();
+        if (b.at("observed").size() != cells) throw std::runtime_error("observed and expected differ in length");
+        if (b.contains("cell_token") && b["cell_token"].size() != cells) {
+          throw std::runtime_error("cell_token and expected differ in length");
+        }
+        if (std::isnan(p) || dof == 0) continue;  // the test could not be evaluated: not in the family
+        // Both tails (reports before the lower tail hold the upper one only).
+        const double lower = b.contains("pearson_p_lower") ? ReadJsonNumber(b["pearson_p_lower"]) : NAN;
+        CheckOutcome o = MakeOutcome("pearson", name, "pearson " + name, CheckOutcome::Kind::kPValue);
+        o.p_value = std::isnan(lower) ? p : std::min(1.0, 2.0 * std::min(p, lower));
+        o.statistic = x2;
+        o.finding = "X2 = " + ShortNumber(x2, 4) + " (dof " + std::to_string(dof) + ")";
+        if (!std::isnan(lower) && lower < p) o.finding += ", below its dof: a fit too good to be random?";
+        if (x2 > double(dof) && c.draws > 0) {
+          const double divergence = (x2 - double(dof)) / double(c.draws);
+          const Result<stats::DrawPlan> plan = stats::PlanDrawsForDivergence(divergence, alpha, kScorePower, dof + 1);
+          if (plan.ok()) o.draws_for_power = plan->draws;
+        }
+        out.push_back(std::move(o));
+      }
+      return out;
+    });
+  }
+
+  // The token of each head cell (-1 for the rest cell), in cell order.
+  static std::vector<int32_t> HeadCellTokens(const stats::BinningPlan& plan) {
+    std::vector<int32_t> tokens(plan.head.cells.size(), -1);
+    for (size_t c = 0; c < plan.head.cells.size(); ++c) {
+      if (plan.head.cells[c].kind == stats::CellKind::kToken) {
+        tokens[c] = static_cast<int32_t>(plan.tokens_by_rank[plan.head.cells[c].rank_begin]);
+      }
+    }
+    return tokens;
+  }
+};
+
+}  // namespace
+
+CheckList FitChecks() {
+  CheckList v;
+  v.push_back(std::make_unique<PearsonCheck>());
+  return v;
+}
+
+std::vector<StoredBinning> StoredBinnings(const CaseResult& c) {
+  std::vector<StoredBinning> out;
+  if (!c.checks.contains("binnings")) return out;
+  try {
+    for (const json& j : c.checks["binnings"]) {
+      StoredBinning b;
+      b.name = j.at("name").get<std::string>();
+      b.dof = j.at("dof").get<uint64_t>();
+      b.pearson = ReadJsonNumber(j.at("pearson"));
+      b.pearson_p = ReadJsonNumber(j.at("pearson_p"));
+      b.g = ReadJsonNumber(j.at("g"));
+      b.g_p = ReadJsonNumber(j.at("g_p"));
+      b.min_expected = ReadJsonNumber(j.at("min_expected"));
+      b.observed = j.at("observed").get<std::vector<uint64_t>>();
+      for (const json& e : j.at("expected")) b.expected.push_back(ReadJsonNumber(e));
+      if (j.contains("cell_token")) b.cell_token = j["cell_token"].get<std::vector<int32_t>>();
+      out.push_back(std::move(b));
+    }
+  } catch (const std::exception&) {
+    return {};  // validated when the report was read (ReadCaseChecks); a hand-built case may have none
+  }
+  return out;
+}
+
+}  // namespace samplecheck::harness

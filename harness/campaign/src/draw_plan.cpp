@@ -1,0 +1,68 @@
+// The Plan stage's record (result.h, DrawPlan): its JSON form, and the plan of a report for `run --plan-from`.
+#include <stdexcept>
+
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/campaign/result.h"
+
+namespace samplecheck::harness {
+
+using nlohmann::json;
+
+json DrawPlanToJson(const DrawPlan& plan) {
+  if (plan.empty()) return nullptr;
+  json cases = json::array();
+  for (const PlannedCase& c : plan.cases) {
+    cases.push_back({{"case", c.name}, {"draws", c.draws}, {"max_draws", c.max_draws}, {"why", c.why}});
+  }
+  return {{"basis", plan.basis},
+          {"reason", plan.reason},
+          {"budget_seconds", JsonNumber(plan.budget_seconds)},
+          {"planned_seconds", JsonNumber(plan.planned_seconds)},
+          {"spent_seconds", JsonNumber(plan.spent_seconds)},
+          {"fingerprint", plan.fingerprint},
+          {"replanned", plan.replanned},
+          {"cases", std::move(cases)}};
+}
+
+Result<DrawPlan> DrawPlanFromJson(const json& j) {
+  DrawPlan plan;
+  try {
+    plan.basis = j.at("basis").get<std::string>();
+    plan.reason = j.at("reason").get<std::string>();
+    plan.budget_seconds = ReadJsonNumber(j.at("budget_seconds"));
+    plan.planned_seconds = ReadJsonNumber(j.at("planned_seconds"));
+    plan.spent_seconds = ReadJsonNumber(j.at("spent_seconds"));
+    plan.fingerprint = j.at("fingerprint").get<uint64_t>();
+    plan.replanned = j.at("replanned").get<uint32_t>();
+    for (const json& c : j.at("cases")) {
+      plan.cases.push_back({c.at("case").get<std::string>(), c.at("draws").get<uint64_t>(),
+                            c.at("max_draws").get<uint64_t>(), c.at("why").get<std::string>()});
+    }
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kParse, std::string("\"draw_plan\": ") + e.what()};
+  }
+  if (plan.cases.empty()) return Error{ErrorCode::kParse, "\"draw_plan\": no case"};
+  return plan;
+}
+
+Result<DrawPlan> PlanOfReport(const CampaignReport& report) {
+  if (report.shard) {
+    return InvalidArgument("a shard's report holds no whole plan (its row cases are counts): give the merged report");
+  }
+  if (!report.draw_plan.empty()) return report.draw_plan;
+  // A report written before the record: the draws every case ran, complete only when no case is missing.
+  if (report.interrupted || report.cases.size() != report.planned_cases) {
+    return InvalidArgument("the report holds " + std::to_string(report.cases.size()) + " of its " +
+                           std::to_string(report.planned_cases) + " planned cases and no recorded plan");
+  }
+  DrawPlan plan;
+  plan.basis = "recorded";
+  plan.reason = "the draws of every case of a report written before plans were recorded";
+  for (const CaseResult& c : report.cases) {
+    plan.cases.push_back({c.name, c.status == CaseStatus::kSkipped ? 0 : c.draws, c.max_draws, "recorded"});
+  }
+  return plan;
+}
+
+}  // namespace samplecheck::harness

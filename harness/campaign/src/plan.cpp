@@ -1,0 +1,277 @@
+// The Plan stage of a sampler campaign (campaign_work.h): every case of the suite prepared, its draws from the power
+// planner, a recorded plan (--plan-from, a resumed journal's) or a shard's clock-free plan, the journal's finished
+// cases matched, and the record of it all (DrawPlan). The time budget's part is budget.cpp.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include "campaign_work.h"
+#include "samplecheck/campaign/generated.h"
+
+namespace samplecheck::harness {
+namespace {
+
+std::string Number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+// The report's identity (seeds, TV, equivalence asked); kInvalidArgument naming a value out of range.
+Status Identity(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
+  CampaignReport& report = work.report;
+  if (in.seed) {
+    report.seed = *in.seed;
+  } else if (suite.fresh_seed) {
+    std::random_device rd;
+    report.seed = (uint64_t(rd()) << 32) ^ rd() ^ uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+  } else {
+    report.seed = suite.seed;
+  }
+  report.draw_seed = in.draw_seed.value_or(report.seed);
+  if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
+  if (!(in.equivalence_eps >= 0 && in.equivalence_eps < 1)) {
+    return InvalidArgument("--equivalence must be a total variation in (0, 1), not " + Number(in.equivalence_eps));
+  }
+  if (!(in.equivalence_chi2_eps >= 0 && std::isfinite(in.equivalence_chi2_eps))) {
+    return InvalidArgument("--equivalence-chi2 must be a positive finite chi-square divergence, not " +
+                           Number(in.equivalence_chi2_eps));
+  }
+  if (in.equivalence_chi2_eps > 0 && in.equivalence_eps == 0) {
+    return InvalidArgument("--equivalence-chi2 needs --equivalence (the TV to certify)");
+  }
+  report.equivalence_eps = in.equivalence_eps;
+  report.equivalence_chi2_eps = in.equivalence_chi2_eps;
+  return Status::Ok();
+}
+
+// The suite's cases, then its generated block (a fixed seed, or the campaign's for "fresh"), then --generated.
+std::vector<CaseSpec> SuiteCases(const Suite& suite, const Profile& profile, uint64_t seed, size_t generated) {
+  std::vector<CaseSpec> cases = suite.cases;
+  if (suite.generated > 0) {
+    for (CaseSpec& cs : GenerateCases(suite.generated_seed.value_or(seed), suite.generated, profile, "gen")) {
+      cs.max_draws = suite.generated_max_draws;
+      cases.push_back(std::move(cs));
+    }
+  }
+  if (generated > 0) {
+    for (CaseSpec& cs : GenerateCases(seed ^ 0xC11, generated, profile, "cli-gen")) cases.push_back(std::move(cs));
+  }
+  return cases;
+}
+
+CaseBudget BudgetOf(const CaseSpec& cs, const Suite& suite, const PlanInputs& in, double alpha_per_test) {
+  CaseBudget budget;
+  budget.alpha_per_test = alpha_per_test;
+  budget.tv = in.tv.value_or(cs.tv.value_or(suite.tv));
+  budget.power = suite.power;
+  // --max-draws caps: it lowers a case's cap, never raises it (a batch case keeps its small one).
+  budget.max_draws = cs.max_draws ? cs.max_draws : suite.max_draws;
+  if (in.max_draws) budget.max_draws = std::min(budget.max_draws, *in.max_draws);
+  budget.min_draws = std::min(suite.min_draws, budget.max_draws);
+  budget.ambiguous = cs.ambiguous.value_or(suite.ambiguous);
+  budget.equivalence_eps = in.equivalence_eps;
+  budget.equivalence_chi2_eps = in.equivalence_chi2_eps;
+  return budget;
+}
+
+// Every case prepared, a batch as its rows; a unit is what a worker draws at once (one row case, or one batch).
+Status PrepareCases(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
+  const std::vector<CaseSpec> cases = SuiteCases(suite, *work.default_profile, work.report.seed, in.generated);
+  size_t judged_cases = 0;
+  for (const CaseSpec& cs : cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
+  work.report.planned_cases = work.plan.cases = judged_cases;
+  const double alpha_per_test = suite.alpha / (double(judged_cases) * kPlannedTestsPerCase);
+  const CampaignReport& report = work.report;
+  for (const CaseSpec& cs : cases) {
+    const CaseBudget budget = BudgetOf(cs, suite, in, alpha_per_test);
+    const Profile& profile = cs.profile.empty() ? *work.default_profile : *FindProfile(cs.profile);
+    std::vector<PreparedCase> unit;
+    if (cs.batch.empty()) {
+      auto pc = PrepareCase(cs, profile, CaseSeed(report.seed, cs.name), CaseSeed(report.draw_seed, cs.name), budget);
+      if (!pc.ok()) return pc.error();
+      unit.push_back(std::move(*pc));
+    } else {
+      auto batch = PrepareBatch(cs, profile, report.seed, report.draw_seed, budget);
+      if (!batch.ok()) return batch.error();
+      unit = std::move(*batch);
+    }
+    work.units.emplace_back();
+    for (PreparedCase& pc : unit) {
+      work.units.back().push_back(work.prepared.size());
+      work.prepared.push_back(std::move(pc));
+      work.budgets.push_back(budget);
+      work.resumed.push_back(false);
+    }
+  }
+  for (const PreparedCase& pc : work.prepared) work.why.push_back(WhyDraws(pc));
+  return Status::Ok();
+}
+
+// --plan-from (or a resumed journal's plan): every case's draws and cap as recorded. The recorded cases must be
+// exactly this suite's, and (when the record has one) the fingerprint the same: same rows, seeds and profile.
+Status ApplyRecordedPlan(CampaignWork& work, const DrawPlan& recorded, const std::string& source) {
+  std::unordered_map<std::string, const PlannedCase*> by_name;
+  for (const PlannedCase& c : recorded.cases) by_name[c.name] = &c;
+  const std::string refuse = "the plan of " + source + " is not this campaign's: ";
+  if (by_name.size() != work.prepared.size()) {
+    return InvalidArgument(refuse + "it plans " + std::to_string(by_name.size()) + " cases, this suite " +
+                           std::to_string(work.prepared.size()) + " (same suite and --generated needed)");
+  }
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    PreparedCase& pc = work.prepared[i];
+    const auto found = by_name.find(pc.result.name);
+    if (found == by_name.end()) return InvalidArgument(refuse + "it has no case " + pc.result.name);
+    pc.result.max_draws = found->second->max_draws;
+    if (Status st = PlanAtDraws(pc, pc.skip ? 0 : found->second->draws); !st.ok()) return st;
+    work.why[i] = found->second->why;
+  }
+  if (recorded.fingerprint != 0 && PlanFingerprint(work.prepared) != recorded.fingerprint) {
+    return InvalidArgument(refuse + "its cases have other rows, seeds, parameters or profile (give the same "
+                           "--seed, --draw-seed and --profile as the run that recorded it)");
+  }
+  return Status::Ok();
+}
+
+// The journal's finished cases (--resume) reused when planned exactly as this run plans them; a batch is drawn
+// whole, so a partly journaled one (an interrupted write) is drawn again.
+Status MatchFinished(CampaignWork& work, const std::vector<CaseResult>& finished, const std::optional<uint64_t>& cap) {
+  std::unordered_map<std::string, const CaseResult*> by_name;
+  for (const CaseResult& c : finished) by_name[c.name] = &c;
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    PreparedCase& pc = work.prepared[i];
+    const auto done = by_name.find(pc.result.name);
+    if (done == by_name.end()) continue;
+    // Its draws are this run's plan, or the plan the time budget gave the earlier run (a journal without a plan).
+    bool same_draws = done->second->draws == pc.result.draws;
+    if (!same_draws && work.budget_seconds > 0 && RowCase(pc)) {
+      PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
+      same_draws = PlanCaseDraws(trial, FullBudget(work.budgets[i], work, cap)).ok() &&
+                   trial.result.draws == done->second->draws;
+    }
+    if (done->second->row_seed != pc.result.row_seed || done->second->params.seed != pc.result.params.seed ||
+        !same_draws || done->second->profile != pc.result.profile) {
+      return InvalidArgument("cannot resume: case " + pc.result.name +
+                             " of the journal was planned differently (seed, draws or profile); start afresh");
+    }
+    pc.result = *done->second;
+    work.resumed[i] = true;
+  }
+  for (const std::vector<size_t>& unit : work.units) {
+    const bool all = std::all_of(unit.begin(), unit.end(), [&](size_t i) { return work.resumed[i]; });
+    if (!all) {
+      for (size_t i : unit) work.resumed[i] = false;
+    }
+  }
+  return Status::Ok();
+}
+
+// A sharded campaign plans without a clock (every shard must plan alike): with a time budget, every row case gets
+// the draws the budget gives it when it affords full power (docs/scale.md); without one, the power plan stands.
+Status PlanShard(CampaignWork& work, const std::optional<uint64_t>& cap) {
+  bool every_plan_met = true;
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    PreparedCase& pc = work.prepared[i];
+    if (!RowCase(pc) || work.resumed[i]) continue;
+    if (Status st = PlanCaseDraws(pc, FullBudget(work.budgets[i], work, cap)); !st.ok()) return st;
+    work.why[i] = pc.result.draws < pc.result.planned_draws ? "budget cap" : "budget";
+    every_plan_met = every_plan_met && pc.result.draws >= pc.result.planned_draws;
+  }
+  work.report.full_power = work.plan.full_power = every_plan_met;
+  return Status::Ok();
+}
+
+}  // namespace
+
+PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options) {
+  PlanInputs in;
+  in.seed = options.seed;
+  in.draw_seed = options.draw_seed;
+  in.max_draws = options.max_draws;
+  in.tv = options.tv;
+  in.generated = options.generated;
+  in.equivalence_eps = options.equivalence_eps;
+  in.equivalence_chi2_eps = options.equivalence_chi2_eps;
+  in.budget_seconds = options.budget_seconds.value_or(suite.budget_seconds);
+  in.sharded = options.shard.has_value();
+  in.recorded = options.plan_from ? &*options.plan_from : nullptr;
+  in.recorded_source = options.plan_from_source;
+  in.finished = &options.finished;
+  return in;
+}
+
+Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& options, const std::string& judged,
+                                 const std::string& sampler_name) {
+  const PlanInputs in = PlanInputsOf(suite, options);
+  CampaignWork work;
+  work.default_profile = FindProfile(judged);
+  work.budget_seconds = in.budget_seconds;
+  work.budget_max_draws = suite.budget_max_draws;
+  StampReport(work.report, {suite.name, suite.source, suite.alpha, options.tv.value_or(suite.tv), suite.power},
+              options, judged);
+  work.report.sampler = sampler_name;
+  work.report.sampler_spec = options.sampler_spec;
+  work.report.evidence = options.evidence;
+  if (Status st = Identity(work, suite, in); !st.ok()) return st.error();
+  if (Status st = PrepareCases(work, suite, in); !st.ok()) return st.error();
+  std::string basis = in.budget_seconds > 0 ? "budget: caps" : "power";
+  if (in.recorded) {
+    if (Status st = ApplyRecordedPlan(work, *in.recorded, in.recorded_source); !st.ok()) return st.error();
+    basis = "recorded";
+  }
+  if (Status st = MatchFinished(work, *in.finished, in.max_draws); !st.ok()) return st.error();
+  if (in.sharded && in.budget_seconds > 0 && !in.recorded) {
+    if (Status st = PlanShard(work, in.max_draws); !st.ok()) return st.error();
+  }
+  if (in.sharded) basis = "shard";
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    if (work.resumed[i]) ++work.plan.resumed;
+    if (work.prepared[i].skip && !work.resumed[i]) ++work.plan.skipped;
+    if (!work.prepared[i].skip && !work.resumed[i]) work.total_draws += work.prepared[i].result.draws;
+  }
+  work.plan.draws = work.total_draws;
+  RecordPlan(work, basis, in.recorded ? "replayed from " + in.recorded_source : "");
+  return work;
+}
+
+void RecordPlan(CampaignWork& work, const std::string& basis, const std::string& reason) {
+  DrawPlan& plan = work.report.draw_plan;
+  plan.basis = basis;
+  if (!reason.empty() || plan.reason.empty()) plan.reason = reason;
+  plan.budget_seconds = work.budget_seconds;
+  plan.fingerprint = PlanFingerprint(work.prepared);
+  plan.cases.clear();
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    const CaseResult& r = work.prepared[i].result;
+    plan.cases.push_back({r.name, work.prepared[i].skip ? 0 : r.draws, r.max_draws, work.why[i]});
+  }
+}
+
+uint64_t PlanFingerprint(const std::vector<PreparedCase>& prepared) {
+  std::ostringstream os;
+  os.precision(17);
+  for (const PreparedCase& pc : prepared) {
+    const CaseResult& r = pc.result;
+    os << r.name << '|' << r.row_seed << '|' << r.params.seed << '|' << r.params.offset << '|' << r.params.temperature
+       << '|' << r.params.top_k << '|' << r.params.top_p << '|' << r.params.min_p << '|' << r.draws << '|'
+       << pc.row.size() << '|' << r.kept << '|' << pc.skip << '\n';
+  }
+  return Fnv1a(os.str());
+}
+
+bool Ranged(const PreparedCase& pc, bool resumed) {
+  return pc.result.batch.size == 0 && !pc.skip && !resumed && pc.result.draws > 0;
+}
+
+bool RowCase(const PreparedCase& pc) { return pc.result.batch.size == 0 && !pc.skip && !pc.result.unsamplable; }
+
+CaseBudget FullBudget(CaseBudget b, const CampaignWork& work, const std::optional<uint64_t>& max_draws) {
+  b.max_draws = std::max(b.max_draws, work.budget_max_draws);
+  if (max_draws) b.max_draws = std::min(b.max_draws, *max_draws);
+  return b;
+}
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,78 @@
+// The Report stage's stamp: what every report states about its run (campaign_work.h, StampReport) and the machine
+// it ran on (campaign.h).
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "build_info.h"
+#include "campaign_work.h"
+#include "samplecheck/samplers/devices.h"
+
+namespace samplecheck::harness {
+namespace {
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return s.substr(i);
+}
+
+}  // namespace
+
+void StampReport(CampaignReport& report, const SuiteIdentity& suite, const CampaignBasics& options,
+                 const std::string& profile) {
+  report.samplecheck_version = options.version;
+  report.suite = suite.name;
+  report.suite_source = suite.source;
+  report.profile = profile;
+  report.alpha = suite.alpha;
+  report.tv = suite.tv;
+  report.power = suite.power;
+  report.machine = DetectMachine();
+  report.gpu = DetectGpu();
+  report.git_revision = DetectGitRevision();
+  report.started = NowIso8601();
+  report.command_line = options.command_line;
+  report.evidence = options.evidence;
+}
+
+MachineInfo DetectMachine() {
+  MachineInfo m;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
+  struct utsname u {};
+  if (uname(&u) == 0) m.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      m.cpu = Trim(line.substr(line.find(':') + 1));
+      break;
+    }
+  }
+  m.cores = std::thread::hardware_concurrency();
+  return m;
+}
+
+std::optional<std::string> DetectGpu() { return DescribeGpus(); }
+
+std::optional<std::string> DetectGitRevision() {
+  const std::string revision = BuildGitRevision();
+  if (revision.empty()) return std::nullopt;
+  return revision;
+}
+
+std::string NowIso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace samplecheck::harness
