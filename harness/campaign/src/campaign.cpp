@@ -253,6 +253,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   run.count_draws = samplers->caps.count_draws;
   run.gpu = samplers->caps.gpu;
   run.sharded = options.shard.has_value();
+  run.make_fresh = [&]() { return MakeSampler(options.sampler_spec, samplers->options); };
   run.Start(*items);
   const auto drawing = Clock::now();
   if (work.report.draw_plan.basis == "budget: full power") WatchBudget(run, *items, options, drawing);

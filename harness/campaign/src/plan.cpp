@@ -266,7 +266,9 @@ bool Ranged(const PreparedCase& pc, bool resumed) {
   return pc.result.batch.size == 0 && !pc.skip && !resumed && pc.result.draws > 0;
 }
 
-bool RowCase(const PreparedCase& pc) { return pc.result.batch.size == 0 && !pc.skip && !pc.result.unsamplable; }
+bool RowCase(const PreparedCase& pc) {
+  return pc.result.batch.size == 0 && !pc.skip && !pc.result.unsamplable && !pc.refusal;
+}
 
 CaseBudget FullBudget(CaseBudget b, const CampaignWork& work, const std::optional<uint64_t>& max_draws) {
   b.max_draws = std::max(b.max_draws, work.budget_max_draws);

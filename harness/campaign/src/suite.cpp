@@ -102,6 +102,11 @@ Result<CaseSpec> ParseBatchCase(const nlohmann::json& c, const CaseSpec& proto, 
   }
   cs.row = cs.batch.front().row;
   cs.params = cs.batch.front().params;
+  if (c.contains("decode")) {
+    if (!c["decode"].is_boolean()) return ParseError(where + ": \"decode\" must be true or false");
+    cs.decode = c["decode"].get<bool>();
+    if (cs.decode && rows < 2) return ParseError(where + ": a decode case needs two or more requests (rows)");
+  }
   return cs;
 }
 
@@ -346,7 +351,7 @@ Status ParseRowCases(const nlohmann::json& c, const CaseSpec& proto, const std::
 Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::path& base_dir,
                  const std::string& source, std::set<std::string>& names, Suite& suite) {
   static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
-                                                  "ambiguous", "note", "batch"};
+                                                  "ambiguous", "note", "batch", "decode"};
   const auto& c = json["cases"][ci];
   std::string where = source + ": case " + std::to_string(ci);
   if (!c.is_object()) return ParseError(where + " is not an object");
@@ -361,6 +366,9 @@ Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::p
   where = source + ": case \"" + base_name + "\"";
   auto proto = ParseCaseFields(c, where);
   if (!proto.ok()) return proto.error();
+  if (c.contains("decode") && !c.contains("batch")) {
+    return ParseError(where + ": \"decode\" applies to a batch case (its requests are the batch's rows)");
+  }
   if (c.contains("batch")) {
     Result<CaseSpec> batch = ParseBatchCase(c, *proto, base_name, where, base_dir);
     if (!batch.ok()) return batch.error();

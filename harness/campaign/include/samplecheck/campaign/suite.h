@@ -54,6 +54,12 @@ struct CaseSpec {
   uint64_t max_draws = 0;         // 0 = the suite's
   std::optional<double> tv;       // detectable TV; unset = the suite's
   std::optional<AmbiguousAction> ambiguous;
+  // A batch case drawn as an engine's decode loop (docs/suites.md, "decode"): one Sample call per step holding every
+  // row once, offsets advancing by one per step; its rows add the stream checks of adjacent steps.
+  bool decode = false;
+  // Parameters invalid under the judged profile make a refusal case (the sampler must refuse them) instead of a
+  // skipped one: the corner cases (corners.h).
+  bool refuse_invalid = false;
 };
 
 struct Suite {
