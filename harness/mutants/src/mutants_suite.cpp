@@ -8,6 +8,8 @@
 //              average in 2^27 draws (P(no hit) = 3e-4; deterministic under the fixed seed)
 //   V2-ties / tied-topk / V1-nonstrict  tie groups and an exact top-p equality at the boundary
 //   sentinel-k0  top_k = 0, disabled in the profile (the smoke suite has no sentinel case)
+//   decode     8 requests drawn as a decode loop (one call per step, offsets advancing by one): the repeats of adjacent
+//              steps see a uniform baked into a captured graph and keys reused across steps (issue 31)
 #include "samplecheck/mutants/mutation_score.h"
 
 namespace samplecheck::harness {
@@ -35,7 +37,10 @@ std::string_view MutantsSuiteJson() {
      "params": {"top_k": 10}},
     {"name": "V1-nonstrict", "row": {"kind": "dyadic", "vector": "V1"}, "params": {"top_p": 0.5}},
     {"name": "sentinel-k0", "row": {"kind": "gaussian", "vocab": 1000, "sigma": 2.0}, "params": {"top_k": 0}},
-    {"name": "topp-low", "row": {"kind": "zipf", "vocab": 4096, "exponent": 1.0}, "params": {"top_p": 0.3}}
+    {"name": "topp-low", "row": {"kind": "zipf", "vocab": 4096, "exponent": 1.0}, "params": {"top_p": 0.3}},
+    {"name": "decode", "decode": true, "max_draws": 4096, "tv": 0.1, "batch": [
+      {"row": {"kind": "gaussian", "vocab": 1000, "sigma": 2}, "params": {"top_k": 50}, "copies": 4},
+      {"row": {"kind": "zipf", "vocab": 1000}, "params": {"temperature": 0.8, "top_p": 0.9}, "copies": 4}]}
   ]
 })json";
 }
