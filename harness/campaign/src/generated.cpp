@@ -115,6 +115,8 @@ nlohmann::json ReplaySuiteJson(const CampaignReport& report, const CaseResult& c
       {"min_draws", c.draws},
       {"profile", c.profile},
       {"cases", nlohmann::json::array({{{"name", c.name}, {"row", RowSpecToJson(c.row)}, {"params", params}}})}};
+  // A refusal case (a corner case with parameters the profile refuses) replays as one.
+  if (c.checks.contains("refusal") && !c.checks["refusal"].is_null()) out["cases"][0]["refuse"] = true;
   return out;
 }
 

@@ -82,7 +82,7 @@ PreparedCase Identify(const CaseSpec& spec, const Profile& profile, uint64_t cas
   CaseResult& r = pc.result;
   r.name = spec.name;
   r.row = spec.row;
-  r.row_seed = SplitMix64(case_seed ^ 0x1);
+  r.row_seed = CaseRowSeed(case_seed);
   r.params = spec.params;
   r.params.seed = SplitMix64(draw_case_seed ^ 0x2);
   r.params.offset = 0;
@@ -130,6 +130,8 @@ uint64_t Fnv1a(const std::string& s) {
   }
   return h;
 }
+
+uint64_t CaseRowSeed(uint64_t case_seed) { return SplitMix64(case_seed ^ 0x1); }
 
 uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name) {
   return SplitMix64(campaign_seed ^ SplitMix64(Fnv1a(case_name)));

@@ -174,7 +174,7 @@ namespace {
 Status ParseSuiteFields(const nlohmann::json& json, const std::string& source, Suite& suite) {
   static const std::set<std::string> kTopKeys = {"schema", "name", "description", "seed", "alpha", "tv", "power",
                                                  "max_draws", "min_draws", "profile", "ambiguous", "cases",
-                                                 "generated", "budget_seconds", "budget_max_draws"};
+                                                 "generated", "budget_seconds", "budget_max_draws", "corners"};
   for (const auto& [key, value] : json.items()) {
     if (!kTopKeys.count(key)) return ParseError(source + ": unknown field \"" + key + "\"");
   }
@@ -270,6 +270,39 @@ Status ParseGeneratedBlock(const nlohmann::json& json, const std::string& source
   return Status::Ok();
 }
 
+// "corners": {"seed": s | "fresh", "max_draws": m, "tv": t} (corners.h).
+Status ParseCornersBlock(const nlohmann::json& json, const std::string& source, Suite& suite) {
+  const auto& c = json["corners"];
+  const std::string at = source + ": \"corners\"";
+  if (!c.is_object()) return ParseError(at + " must be an object {\"seed\": s or \"fresh\", \"max_draws\": m, \"tv\": t}");
+  for (const auto& [key, value] : c.items()) {
+    if (key != "seed" && key != "max_draws" && key != "tv") return ParseError(at + ": unknown field \"" + key + "\"");
+  }
+  suite.corners = true;
+  suite.corners_seed = 0;
+  if (c.contains("seed")) {
+    if (c["seed"].is_number_unsigned()) {
+      suite.corners_seed = c["seed"].get<uint64_t>();
+    } else if (c["seed"].is_string() && c["seed"] == "fresh") {
+      suite.corners_seed.reset();
+    } else {
+      return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
+    }
+  }
+  if (c.contains("max_draws")) {
+    auto d = ParseDraws(c["max_draws"], at, "max_draws");
+    if (!d.ok()) return d.error();
+    suite.corners_max_draws = *d;
+  }
+  if (c.contains("tv")) {
+    if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
+      return ParseError(at + ": \"tv\" must be in (0, 0.5]");
+    }
+    suite.corners_tv = c["tv"].get<double>();
+  }
+  return Status::Ok();
+}
+
 // A case's own fields (profile, cap, TV, ambiguity), common to its rows x params or to its batch.
 Result<CaseSpec> ParseCaseFields(const nlohmann::json& c, const std::string& where) {
   CaseSpec proto;
@@ -294,6 +327,10 @@ Result<CaseSpec> ParseCaseFields(const nlohmann::json& c, const std::string& whe
     auto a = ParseAmbiguous(c["ambiguous"], where);
     if (!a.ok()) return a.error();
     proto.ambiguous = *a;
+  }
+  if (c.contains("refuse")) {
+    if (!c["refuse"].is_boolean()) return ParseError(where + ": \"refuse\" must be true or false");
+    proto.refuse_invalid = c["refuse"].get<bool>();
   }
   return proto;
 }
@@ -327,8 +364,11 @@ Status ParseRowCases(const nlohmann::json& c, const CaseSpec& proto, const std::
     for (size_t pi = 0; pi < params.size(); ++pi) {
       auto p = ParseParams(params[pi]);
       if (!p.ok()) return ParseError(where + ": " + p.error().message);
-      if (auto bad = InvalidEverywhere(*p)) return ParseError(where + ": invalid params under every profile: " + *bad);
-      if (!proto.profile.empty()) {
+      if (auto bad = InvalidEverywhere(*p); bad && !proto.refuse_invalid) {
+        return ParseError(where + ": invalid params under every profile: " + *bad + " (\"refuse\": true makes a case "
+                          "that the sampler must refuse them)");
+      }
+      if (!proto.profile.empty() && !proto.refuse_invalid) {
         if (auto bad = ValidateParams(*p, *FindProfile(proto.profile))) {
           return ParseError(where + ": " + bad->message);
         }
@@ -351,7 +391,7 @@ Status ParseRowCases(const nlohmann::json& c, const CaseSpec& proto, const std::
 Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::path& base_dir,
                  const std::string& source, std::set<std::string>& names, Suite& suite) {
   static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
-                                                  "ambiguous", "note", "batch", "decode"};
+                                                  "ambiguous", "note", "batch", "decode", "refuse"};
   const auto& c = json["cases"][ci];
   std::string where = source + ": case " + std::to_string(ci);
   if (!c.is_object()) return ParseError(where + " is not an object");
@@ -366,6 +406,9 @@ Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::p
   where = source + ": case \"" + base_name + "\"";
   auto proto = ParseCaseFields(c, where);
   if (!proto.ok()) return proto.error();
+  if (c.contains("refuse") && c.contains("batch")) {
+    return ParseError(where + ": \"refuse\" applies to a row case (a batch is drawn whole)");
+  }
   if (c.contains("decode") && !c.contains("batch")) {
     return ParseError(where + ": \"decode\" applies to a batch case (its requests are the batch's rows)");
   }
@@ -389,10 +432,14 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
   if (json.contains("generated")) {
     if (Status st = ParseGeneratedBlock(json, source, suite); !st.ok()) return st.error();
   }
+  if (json.contains("corners")) {
+    if (Status st = ParseCornersBlock(json, source, suite); !st.ok()) return st.error();
+  }
   if (!suite.profile.empty() && !FindProfile(suite.profile)) {
     return ParseError(source + ": unknown profile \"" + suite.profile + "\"");
   }
-  if (!json.contains("cases") || !json["cases"].is_array() || (json["cases"].empty() && suite.generated == 0)) {
+  if (!json.contains("cases") || !json["cases"].is_array() ||
+      (json["cases"].empty() && suite.generated == 0 && !suite.corners)) {
     return ParseError(source + ": \"cases\" must be a non-empty array");
   }
   std::set<std::string> names;

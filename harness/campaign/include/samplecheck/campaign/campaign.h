@@ -146,6 +146,8 @@ struct CaseBudget {
 
 // The deterministic seed of a case: splitmix of the campaign seed and the case name (stable when cases are added).
 uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name);
+// The seed of a row case's row (MakeRow) from its case seed.
+uint64_t CaseRowSeed(uint64_t case_seed);
 
 // Steps 1-3 for one case. Errors are input errors (the row cannot be built or the reference cannot be computed).
 // case_seed makes the row (and its perturbation); draw_case_seed the sampler's seed.

@@ -86,6 +86,12 @@ struct Suite {
   size_t generated = 0;
   std::optional<uint64_t> generated_seed;
   uint64_t generated_max_draws = 0;  // 0: the suite's cap
+  // "corners": {"seed": s | "fresh", "max_draws": m, "tv": t}: the corner cases of a pairwise covering design
+  // (corners.h) after the generated ones, from design seed s, or the campaign seed when "fresh".
+  bool corners = false;
+  std::optional<uint64_t> corners_seed;
+  uint64_t corners_max_draws = 8192;
+  double corners_tv = 0.05;
 };
 
 // Parses a suite document; relative .npy paths resolve against base_dir. kParse names the case and field.
