@@ -54,23 +54,10 @@ void StreamDraws::Bind() {
   evidence.under_a = under_a;
   evidence.under_b = under_b;
   evidence.match_probability = match;
-  evidence.reference = under_a;
+  evidence.reference = reference.empty() ? std::span<const int32_t>(under_a) : std::span<const int32_t>(reference);
   evidence.fresh_handle = fresh_batch;
   evidence.fresh_calls = fresh_calls;
   evidence.steps = steps;
-}
-
-Sampler* FreshSampler::Get() {
-  if (!tried_) {
-    tried_ = true;
-    auto made = make_ ? make_() : Result<std::unique_ptr<Sampler>>(InvalidArgument("no factory"));
-    if (made.ok()) {
-      sampler_ = std::move(*made);
-    } else {
-      why_ = "a fresh instance could not be opened: " + made.error().ToString();
-    }
-  }
-  return sampler_.get();
 }
 
 double CollisionProbability(std::span<const double> p) {

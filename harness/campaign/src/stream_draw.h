@@ -19,6 +19,7 @@
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/stream.h"
 #include "samplecheck/samplers/sampler.h"
+#include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness {
 
@@ -26,6 +27,7 @@ namespace samplecheck::harness {
 struct StreamDraws {
   StreamEvidence evidence;
   std::vector<int32_t> under_a, under_b, fresh_batch, fresh_calls, steps;
+  std::vector<int32_t> reference;  // what a fresh instance must repeat (empty: under_a)
   std::vector<double> match;
   std::string sampler_error;  // the sampler failed while drawing them ("" when it did not)
 
@@ -33,21 +35,35 @@ struct StreamDraws {
   void Bind();
 };
 
-// A second instance of the campaign's sampler for one worker, opened on first use.
-class FreshSampler {
+// A second instance of the campaign's sampler (or verifier) for one worker, opened on first use.
+template <class T>
+class FreshInstance {
  public:
-  using Factory = std::function<Result<std::unique_ptr<Sampler>>()>;
-  explicit FreshSampler(Factory make) : make_(std::move(make)) {}
+  using Factory = std::function<Result<std::unique_ptr<T>>()>;
+  explicit FreshInstance(Factory make) : make_(std::move(make)) {}
   // nullptr when it cannot be opened; why() says why.
-  Sampler* Get();
+  T* Get() {
+    if (!tried_) {
+      tried_ = true;
+      auto made = make_ ? make_() : Result<std::unique_ptr<T>>(InvalidArgument("no second instance to open"));
+      if (made.ok()) {
+        instance_ = std::move(*made);
+      } else {
+        why_ = "a fresh instance could not be opened: " + made.error().ToString();
+      }
+    }
+    return instance_.get();
+  }
   const std::string& why() const { return why_; }
 
  private:
   Factory make_;
-  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<T> instance_;
   bool tried_ = false;
   std::string why_;
 };
+using FreshSampler = FreshInstance<Sampler>;
+using FreshVerifier = FreshInstance<Verifier>;
 
 // The stream draws of a row case (not for an unsamplable or skipped one). `gpu`: a GPU sampler (more draws).
 StreamDraws MeasureRowStream(Sampler& sampler, FreshSampler& fresh, const PreparedCase& pc, bool deterministic,
