@@ -230,6 +230,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   auto prepared = PrepareWork(suite, options, samplers->judged, samplers->all.front()->Name());
   if (!prepared.ok()) return prepared.error();
   CampaignWork& work = *prepared;
+  work.report.lossy = samplers->caps.lossy;
   work.plan.identity = &work.report;
   work.plan.draw_plan = &work.report.draw_plan;
   const unsigned jobs =

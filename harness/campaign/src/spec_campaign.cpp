@@ -225,6 +225,7 @@ Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaig
   StampReport(report, {suite.name, suite.source, suite.alpha, options.tv.value_or(suite.tv), suite.power}, options,
               profile_name);
   report.sampler = (*first)->Name();
+  report.lossy = (*first)->GetCapabilities().lossy;
   report.sampler_spec = "verifier:" + options.verifier_spec;
   report.seed = options.seed.value_or(suite.seed);
   report.draw_seed = report.seed;

@@ -253,6 +253,7 @@ json ReportToJson(const CampaignReport& r) {
   j["evidence"] = {{"min_judged_cases", r.evidence.min_judged_cases},
                    {"min_draws", r.evidence.min_draws},
                    {"allow_skipped", r.evidence.allow_skipped}};
+  if (r.lossy) j["lossy"] = true;  // written only for a lossy sampler (result.h): other reports are unchanged
   j["interrupted"] = r.interrupted;
   j["budget"] = r.budget_seconds > 0 ? json{{"seconds", r.budget_seconds},
                                             {"draws_per_second", JsonNumber(r.measured_draws_per_second)},
@@ -370,6 +371,7 @@ Result<CampaignReport> ReportFromJson(const json& j) {
         return ParseError("\"equivalence\": eps must be in (0, 1) and chi2_eps >= 0");
       }
     }
+    r.lossy = j.contains("lossy") && j["lossy"].get<bool>();
     r.planned_cases = j.contains("planned_cases") ? j["planned_cases"].get<size_t>() : r.cases.size();
     // Written since sharding (docs/scale.md): absent in older reports.
     if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "samplecheck/samplers/lossy.h"
 #include "samplecheck/samplers/plugin_sampler.h"
 #include "samplecheck/samplers/process_sampler.h"
 #include "samplecheck/samplers/verifier.h"
@@ -44,7 +45,8 @@ std::string VerifierSpecHelp() {
          "profiles vllm and hf; needs a CUDA build and device), mutant:<name> (samplecheck list --verifier-mutants), "
          "plugin:<path.so>[:config] (a plugin exporting samplecheck_plugin_verify_chain, isolated in "
          "samplecheck-plugin-host), plugin-inproc:<path.so>[:config] (the same, loaded into samplecheck), "
-         "process:<command> (a process answering VERIFY, docs/process-protocol.md)";
+         "process:<command> (a process answering VERIFY, docs/process-protocol.md), lossy:<spec> (any of these declared "
+         "an approximation: campaigns state its distance, gate --max-tv judges it)";
 }
 
 Result<std::unique_ptr<Verifier>> MakeVerifier(std::string_view spec, std::string_view profile) {
@@ -53,6 +55,11 @@ Result<std::unique_ptr<Verifier>> MakeVerifier(std::string_view spec, std::strin
   const std::string_view arg = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
   if (kind == "exact") return MakeExactVerifier(arg.empty() ? profile : arg);
   if (kind == "mutant") return MakeVerifierMutant(arg, profile);
+  if (kind == "lossy") {  // any verifier declared an approximation (lossy.h)
+    auto inner = MakeVerifier(arg, profile);
+    if (!inner.ok()) return inner.error();
+    return MakeLossyVerifier(std::move(*inner));
+  }
   if (kind == "cuda") {
 #ifdef SAMPLECHECK_HAVE_CUDA
     return MakeCudaVerifier(arg.empty() ? profile : arg);
