@@ -1,6 +1,9 @@
 // stats/matches.h: the exact tails of the match counts of the stream checks, against hand-worked values and each
-// other, and the draws the stream checks need for power 1 against a stream that repeats itself.
+// other, and the draws the stream checks need for power 1 against a stream that repeats itself; the exact lower tail
+// of a two-cell fit (exact_tests.h).
 #include "samplecheck/stats/matches.h"
+
+#include "samplecheck/stats/exact_tests.h"
 
 #include <gtest/gtest.h>
 
@@ -56,6 +59,18 @@ TEST(Matches, DrawsNeededForPowerAgainstARepeatingStream) {
   EXPECT_LE(std::pow(0.9, double(MatchesNeededForPower(0.9, 1e-8))), 1e-8);
   EXPECT_GT(std::pow(0.9, double(MatchesNeededForPower(0.9, 1e-8) - 1)), 1e-8);
   EXPECT_EQ(MatchesNeededForPower(1.0, 1e-6), std::numeric_limits<uint64_t>::max());
+}
+
+// A two-cell fit's lower tail counts the atom of a perfect fit: at p = 1/2 and n = 8192, X = 4096 has probability
+// sqrt(2 / (pi n)) ~ 0.0088, where the chi-square lower tail of X^2 = 0 says 0 (a false alarm of the "fit too good"
+// test in 0.9% of such cases).
+TEST(Matches, TwoCellFitLowerTailCountsThePerfectFit) {
+  const double atom = *ExactTwoCellFitLowerTail(4096, 8192, 0.5);
+  EXPECT_NEAR(atom, std::sqrt(2.0 / (M_PI * 8192)), 1e-4);
+  EXPECT_DOUBLE_EQ(*ExactTwoCellFitLowerTail(4000, 8192, 0.5), *ExactTwoCellFitLowerTail(4192, 8192, 0.5));
+  EXPECT_GT(*ExactTwoCellFitLowerTail(3000, 8192, 0.5), 0.999999);
+  EXPECT_FALSE(ExactTwoCellFitLowerTail(9000, 8192, 0.5).ok());
+  EXPECT_FALSE(ExactTwoCellFitLowerTail(1, 10, 1.0).ok());
 }
 
 }  // namespace
