@@ -16,13 +16,7 @@
 namespace samplecheck::harness {
 namespace {
 
-std::vector<int32_t> Stream(const std::vector<double>& p0, size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::discrete_distribution<int32_t> d(p0.begin(), p0.end());
-  std::vector<int32_t> out(n);
-  for (int32_t& t : out) t = d(rng);
-  return out;
-}
+using testing::Stream;
 
 double Collision(const std::vector<double>& p) {
   double c = 0;

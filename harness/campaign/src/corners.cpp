@@ -10,6 +10,7 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/row_source.h"
+#include "splitmix_stream.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -22,19 +23,7 @@ constexpr int64_t kVocabs[] = {1, 2, 1001, 65537};
 constexpr int kCandidates = 32;
 constexpr int64_t kNoOpTopK = int64_t{1} << 20;  // >= V: a no-op under every profile (where -1 may be invalid)
 
-// The harness's splitmix stream (the same design on every platform).
-class Stream {
- public:
-  explicit Stream(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    state_ += 0x9E3779B97F4A7C15ULL;
-    return SplitMix64(state_);
-  }
-  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
-
- private:
-  uint64_t state_;
-};
+using Stream = SplitMixStream;  // the same on every platform
 
 // The requirements still uncovered: partial rows (factor, level) a design row covers when it matches every entry.
 class TupleSet {

@@ -45,6 +45,21 @@ Result<uint64_t> ParseDraws(const nlohmann::json& j, const std::string& where, c
   return static_cast<uint64_t>(std::llround(j.get<double>()));
 }
 
+// "seed" of a block: a non-negative integer, or "fresh" (nullopt: the campaign seed).
+Result<std::optional<uint64_t>> ParseSeedOrFresh(const nlohmann::json& j, const std::string& where) {
+  if (j.is_number_unsigned()) return std::optional<uint64_t>(j.get<uint64_t>());
+  if (j.is_string() && j == "fresh") return std::optional<uint64_t>();
+  return ParseError(where + ": \"seed\" must be a non-negative integer or \"fresh\"");
+}
+
+// "tv" of a case or a block: a total variation in (0, 0.5].
+Result<double> ParseTv(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_number() || !(j.get<double>() > 0 && j.get<double>() <= 0.5)) {
+    return ParseError(where + ": \"tv\" must be in (0, 0.5]");
+  }
+  return j.get<double>();
+}
+
 // Valid under at least one profile (a suite is shared by every profile; a case invalid under the judged profile
 // only is skipped at run time, one invalid under every profile is a broken suite).
 std::optional<std::string> InvalidEverywhere(const SamplingParams& params) {
@@ -253,14 +268,11 @@ Status ParseGeneratedBlock(const nlohmann::json& json, const std::string& source
     return ParseError(at + ": \"count\" must be an integer in [0, 10000]");
   }
   suite.generated = g["count"].get<size_t>();
+  suite.generated_seed = 0;
   if (g.contains("seed")) {
-    if (g["seed"].is_number_unsigned()) {
-      suite.generated_seed = g["seed"].get<uint64_t>();
-    } else if (!(g["seed"].is_string() && g["seed"] == "fresh")) {
-      return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
-    }
-  } else {
-    suite.generated_seed = 0;
+    auto seed = ParseSeedOrFresh(g["seed"], at);
+    if (!seed.ok()) return seed.error();
+    suite.generated_seed = *seed;
   }
   if (g.contains("max_draws")) {
     auto d = ParseDraws(g["max_draws"], at, "max_draws");
@@ -281,13 +293,9 @@ Status ParseCornersBlock(const nlohmann::json& json, const std::string& source, 
   suite.corners = true;
   suite.corners_seed = 0;
   if (c.contains("seed")) {
-    if (c["seed"].is_number_unsigned()) {
-      suite.corners_seed = c["seed"].get<uint64_t>();
-    } else if (c["seed"].is_string() && c["seed"] == "fresh") {
-      suite.corners_seed.reset();
-    } else {
-      return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
-    }
+    auto seed = ParseSeedOrFresh(c["seed"], at);
+    if (!seed.ok()) return seed.error();
+    suite.corners_seed = *seed;
   }
   if (c.contains("max_draws")) {
     auto d = ParseDraws(c["max_draws"], at, "max_draws");
@@ -295,10 +303,9 @@ Status ParseCornersBlock(const nlohmann::json& json, const std::string& source, 
     suite.corners_max_draws = *d;
   }
   if (c.contains("tv")) {
-    if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
-      return ParseError(at + ": \"tv\" must be in (0, 0.5]");
-    }
-    suite.corners_tv = c["tv"].get<double>();
+    auto tv = ParseTv(c["tv"], at);
+    if (!tv.ok()) return tv.error();
+    suite.corners_tv = *tv;
   }
   return Status::Ok();
 }
@@ -318,10 +325,9 @@ Result<CaseSpec> ParseCaseFields(const nlohmann::json& c, const std::string& whe
     proto.max_draws = *d;
   }
   if (c.contains("tv")) {
-    if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
-      return ParseError(where + ": \"tv\" must be in (0, 0.5]");
-    }
-    proto.tv = c["tv"].get<double>();
+    auto tv = ParseTv(c["tv"], where);
+    if (!tv.ok()) return tv.error();
+    proto.tv = *tv;
   }
   if (c.contains("ambiguous")) {
     auto a = ParseAmbiguous(c["ambiguous"], where);
