@@ -11,7 +11,7 @@ namespace samplecheck::harness {
 namespace {
 
 constexpr uint64_t kMinSeedPairs = 64;
-constexpr uint64_t kCpuStreamBytes = uint64_t{16} << 20;  // replicated logits per sequence on a CPU sampler
+constexpr uint64_t kCpuStreamBytes = uint64_t{32} << 20;  // replicated logits per sequence on a CPU sampler
 constexpr uint64_t kFreshBatch = 256;                     // results compared in one batch of a fresh instance
 constexpr uint64_t kFreshCalls = 16;                      // results compared one call each
 constexpr uint64_t kSeedSalt = 0x5EED0F31ULL;             // the second seed: splitmix of the first ^ this
@@ -40,7 +40,7 @@ std::string Calls(Sampler& sampler, std::span<const float> row, const SamplingPa
 }
 
 // The pairs of the seed test: enough for power 1 against a stream that ignores its seed (twice the least, at least
-// 64), at most 4096 (65536 on a GPU) and, on a CPU, 16 MiB of replicated row.
+// 64), at most 4096 (65536 on a GPU) and, on a CPU, 32 MiB of replicated row.
 uint64_t SeedPairs(double collision, double alpha, size_t vocab, bool gpu) {
   const uint64_t cap = gpu ? uint64_t{1} << 16
                            : std::clamp<uint64_t>(kCpuStreamBytes / (4 * std::max<size_t>(vocab, 1)), kMinSeedPairs, 4096);
