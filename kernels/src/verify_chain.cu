@@ -364,9 +364,6 @@ __device__ __forceinline__ double StridedRowPass(const float* row, int64_t vocab
   return sum;
 }
 
-struct BadTargetProb {
-  __device__ bool operator()(float v) const { return !(v >= 0.0f && v <= 1.0f); }
-};
 struct PositiveProb {
   __device__ bool operator()(float v) const { return v > 0.0f; }
 };

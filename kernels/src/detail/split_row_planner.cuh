@@ -22,12 +22,18 @@
 //             histogram covers only the top of the row (kTopKWindow / kTopPWindow bins); the rest is one virtual
 //             bin summed in registers, and a crossing inside it repeats the pass over all bins. The second digit
 //             runs only when the first digit's bin holds more than kDirectListLimit tokens.
-//   gather    the tokens that can still decide the threshold go to cluster rank 0's candidate list
-//             (candidate_list.cuh): top-k (select first): every token at or above the crossing level (k plus the
-//             bucket), which holds the whole top-k set, so min-p, top-p and the draw run on the list alone;
-//             top-p without top-k: the crossing bucket only, with the mass above it.
-//   resolve   rank 0 sorts the list (value-major) and computes the k-th key, top-p's kappa and tie cut exactly
-//             as the single-block planner does (integer prefix sums, the same double comparisons).
+//   compact   top-p: each vector's highest candidate's first-digit bin, recorded by the first digit's pass, keeps
+//             only the vectors at or above the crossing bin (about a fifth of them on N(0, 3^2) logits at top_p
+//             0.9): every later pass (second digit, gather, accumulate, draw) visits those alone.
+//   gather    the tokens that can still decide the threshold go to a candidate list (candidate_list.cuh): top-k
+//             (select first): every token at or above the crossing level (k plus the bucket) into rank 0's list,
+//             which holds the whole top-k set, so min-p, top-p and the draw run on the list alone; top-p without
+//             top-k: the crossing bucket only (a whole first-digit bin of up to kTopPDirectLimit tokens, else the
+//             second digit's bin), with the mass above it, into every CTA's list.
+//   resolve   top-k: rank 0 sorts the list (value-major) and computes the k-th key, top-p's kappa and tie cut
+//             exactly as the single-block planner does (integer prefix sums, the same double comparisons). top-p:
+//             every CTA narrows a first-digit bucket to its crossing second-digit bin over its own list
+//             (NarrowBucket), sorts it and resolves the same cut: no push and no cluster barrier.
 //   draw      select first: rank 0 draws on the list. Otherwise every CTA sums the kept mass of its slice per
 //             warp segment, the CTA sums are pushed to every CTA, and the CTA whose range holds u * S finds the
 //             warp segment, sums that segment's 32-vector chunks with all its warps, and one warp scans the chunk
@@ -68,6 +74,9 @@ inline constexpr int kDirectListLimit = 256;   // a first-digit top-k bucket thi
 // A first-digit top-p bucket this small is gathered as it is (rank 0 sorts it: a 1,024-item bitonic sort costs less
 // on the critical path than a second digit's pass, cluster barrier and merge).
 inline constexpr int kTopPDirectLimit = 1024;
+// A gathered bucket of more items than one warp sorts (candidate_list.cuh) is first narrowed to its crossing second
+// digit by the CTA (SplitRowPlanner::NarrowBucket).
+inline constexpr int kWarpSortItems = 64;
 inline constexpr int kSliceAlign = 8;          // slice lengths are multiples of 8 elements (16 bytes of 16-bit data)
 inline constexpr int kMaxSegmentChunks = 64;   // 32-vector chunks of one warp segment the draw can sum at once
 // First-digit windows: the histogram of the first pass covers the bins [0, window) (the top of the row); every
@@ -129,7 +138,7 @@ struct SplitRowShared {
   uint64_t warp_mass[kWarps];            // kept mass of each warp segment of this slice
   uint32_t warp_count[kWarps];           // CompactVectors: the vectors each warp keeps
   uint64_t chunk_mass[kMaxSegmentChunks];
-  uint32_t list_count;                   // rank 0: items gathered
+  uint32_t list_count;                   // items gathered into this CTA's list
   uint32_t published_key;                // rank 0 -> every rank: the kept set and its mass
   int64_t published_tie_limit;
   uint64_t published_mass;
@@ -221,7 +230,7 @@ class SplitRowPlanner {
   // Load: the slice into shared memory, -inf padding to whole vectors; the row's stats (argmax = -1: see Argmax)
   // in every CTA. Contains the start barrier's wait and one ClusterSync.
   __device__ RowStats LoadAndExchangeStats() {
-    if (threadIdx.x == 0 && rank_ == 0) shared_.list_count = 0;
+    if (threadIdx.x == 0) shared_.list_count = 0;  // every CTA's list (top-p gathers into all of them)
     float max_logit = kNegInf;
     float min_live = kPosInf;
     int32_t live = 0;
@@ -390,11 +399,12 @@ class SplitRowPlanner {
     return Cut<true>(levels, digit, coarse, cand_key, softmax, 0u, mass_prev, top_p, target, window);
   }
 
-  // The tokens with cand_key <= key, lmin <= level <= lmax into rank 0's list (warp-aggregated slots), then a
-  // ClusterSync. Precondition: at most kListCapacity tokens match (the histograms counted them).
-  __device__ void Gather(const Levels& levels, uint32_t lmin, uint32_t lmax, uint32_t cand_key) {
-    uint32_t* count_at_leader = AtRank(&shared_.list_count, 0);
-    uint64_t* list_at_leader = AtRank(&shared_.scratch.split.list[0], 0);
+  // The tokens with cand_key <= key, lmin <= level <= lmax into rank 0's list, or with `everywhere` into every CTA's
+  // list (warp-aggregated slots: one remote atomic a rank, from one lane each), then a ClusterSync. Precondition: at
+  // most kListCapacity tokens match (the histograms counted them).
+  __device__ void Gather(const Levels& levels, uint32_t lmin, uint32_t lmax, uint32_t cand_key,
+                         bool everywhere = false) {
+    const uint32_t targets = everywhere ? ranks_ : 1u;  // ranks 0 .. targets - 1 (at most 16 <= 32 lanes)
     const uint4* vslice = reinterpret_cast<const uint4*>(slice_);
     const int lane = threadIdx.x & 31;
     const int32_t listed = VectorCount();
@@ -426,19 +436,20 @@ class SplitRowPlanner {
         if (lane >= d) inclusive += n;
       }
       const uint32_t warp_total = __shfl_sync(0xffffffffu, inclusive, 31);
-      uint32_t first = 0;
-      if (lane == 31) first = atomicAdd(count_at_leader, warp_total);
-      first = __shfl_sync(0xffffffffu, first, 31);
-      uint32_t slot = first + inclusive - mine;
+      uint32_t first = 0;  // lane r < targets: the warp's first slot in rank r's list
+      if (static_cast<uint32_t>(lane) < targets) first = atomicAdd(AtRank(&shared_.list_count, lane), warp_total);
       const T* e = reinterpret_cast<const T*>(&raw);
+      for (uint32_t r = 0; r < targets; ++r) {
+        uint32_t slot = __shfl_sync(0xffffffffu, first, static_cast<int>(r)) + inclusive - mine;
+        uint64_t* list = AtRank(&shared_.scratch.split.list[0], r);
 #pragma unroll
-      for (int q = 0; q < kVec; ++q) {
-        if (mask & (1u << q)) {
-          if (slot < kListCapacity) {
-            list_at_leader[slot] =
-                ValueMajor(OrderedKey(Canonical(e[q])), static_cast<uint32_t>(begin_ + v * kVec + q));
+        for (int q = 0; q < kVec; ++q) {
+          if (mask & (1u << q)) {
+            if (slot < kListCapacity) {
+              list[slot] = ValueMajor(OrderedKey(Canonical(e[q])), static_cast<uint32_t>(begin_ + v * kVec + q));
+            }
+            ++slot;
           }
-          ++slot;
         }
       }
     }
@@ -639,13 +650,17 @@ class SplitRowPlanner {
       bucket_mass_above_ = c0.mass_above + c1.mass_above;
     }
     if (n > static_cast<uint32_t>(kListCapacity)) return false;
-    Gather(levels, lmin, lmax, candidates);
+    bucket_levels_ = levels;
+    bucket_coarse_ = lmin != lmax;  // a whole first-digit bin: ResolveTopPBucket narrows it to its crossing
+    Gather(levels, lmin, lmax, candidates, true);
     return true;
   }
 
-  // Rank 0 after GatherTopPBucket: kappa and the tie cut from the bucket, the kept set (min-p may still raise the
-  // threshold under hf).
+  // Every CTA after GatherTopPBucket (each holds the whole bucket in its list, so each resolves the same kept set
+  // without a push and a cluster barrier): kappa and the tie cut from the bucket, the kept set (min-p may still
+  // raise the threshold under hf). Whole CTA.
   __device__ KeptSet ResolveTopPBucket(const ValueFloorKeys& floors, const Softmax& softmax, double top_p) {
+    if (bucket_coarse_ && ListCount() > kWarpSortItems) NarrowBucket(softmax);
     auto list = List();
     const int items = ListCount();
     list.SortAscending(items);
@@ -655,6 +670,73 @@ class SplitRowPlanner {
       kept.tie_limit = static_cast<int64_t>(cut.last_kept_id) + 1;
     }
     return kept;
+  }
+
+  // A gathered first-digit bucket (the candidates of one coarse bin, all of them in this CTA's list) narrowed to its
+  // crossing bin of the level's low byte: the second digit, computed over the list in this CTA instead of over the
+  // slices in a cluster round (the same counts, integer masses and crossing rule as MassCut's: the lowest-valued
+  // non-empty bin whose mass above is < target; every token of a bin above it is kept, none of a bin below it is).
+  // Adds the mass of the bins above to bucket_mass_above_ and keeps the crossing bin's items. Whole CTA.
+  __device__ void NarrowBucket(const Softmax& softmax) {
+    constexpr int kPerThread = kListCapacity / kThreads;
+    uint32_t* count = shared_.scratch.split.count;
+    uint32_t* w0 = shared_.scratch.split.w0;
+    uint32_t* w1 = shared_.scratch.split.w1;
+    uint32_t* w2 = shared_.scratch.split.w2;
+    uint64_t* items = shared_.scratch.split.list;
+    const int n = ListCount();
+    for (int t = threadIdx.x; t < kLevelBins; t += kThreads) {
+      count[t] = 0;
+      w0[t] = 0;
+      w1[t] = 0;
+      w2[t] = 0;
+    }
+    if (threadIdx.x == 0) shared_.found_bin = -1;
+    __syncthreads();
+    uint64_t mine[kPerThread];
+    uint32_t bin[kPerThread];
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int i = static_cast<int>(threadIdx.x) + j * kThreads;
+      bin[j] = kLevelBins;  // none
+      mine[j] = 0;
+      if (i < n) {
+        mine[j] = items[i];
+        const float x = KeyToFloat(ValueMajorKey(mine[j]));
+        bin[j] = bucket_levels_.Of(x) & 0xffu;
+        const uint64_t mass = FixedMass(softmax.Numerator(x));  // < 2^43 each, <= 2^11 items: no word overflows
+        atomicAdd(&count[bin[j]], 1u);
+        atomicAdd(&w0[bin[j]], static_cast<uint32_t>(mass & 0x3fffu));
+        atomicAdd(&w1[bin[j]], static_cast<uint32_t>((mass >> 14) & 0x3fffu));
+        atomicAdd(&w2[bin[j]], static_cast<uint32_t>(mass >> 28));
+      }
+    }
+    __syncthreads();
+    uint64_t bin_count = 0, bin_mass = 0;
+    if (threadIdx.x < kLevelBins) {
+      bin_count = count[threadIdx.x];
+      bin_mass = (static_cast<uint64_t>(w2[threadIdx.x]) << 28) + (static_cast<uint64_t>(w1[threadIdx.x]) << 14) +
+                 w0[threadIdx.x];
+    }
+    uint64_t mass_above = 0, mass_total = 0;
+    cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>(shared_.collective.scan)
+        .ExclusiveSum(bin_mass, mass_above, mass_total);
+    if (threadIdx.x < kLevelBins && bin_count > 0 &&
+        static_cast<double>(bucket_mass_above_ + mass_above) < bucket_target_) {
+      atomicMax(&shared_.found_bin, static_cast<int32_t>(threadIdx.x));
+    }
+    __syncthreads();
+    const int32_t found = shared_.found_bin;
+    if (found < 0) return;  // never for valid input (the first bin's mass above is the bucket's); the list stays whole
+    if (static_cast<int32_t>(threadIdx.x) == found) shared_.found_mass_above = mass_above;
+    if (threadIdx.x == 0) shared_.list_count = 0;
+    __syncthreads();  // every item is in registers: the list is rewritten below
+    bucket_mass_above_ += shared_.found_mass_above;
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      if (bin[j] == static_cast<uint32_t>(found)) items[atomicAdd(&shared_.list_count, 1u)] = mine[j];
+    }
+    __syncthreads();
   }
 
   // Rank 0: the single-block planner over the row in device memory (its storage aliases the histograms and the
@@ -910,6 +992,8 @@ class SplitRowPlanner {
   uint64_t mine_ = 0;
   uint64_t bucket_mass_above_ = 0;
   double bucket_target_ = 0.0;
+  Levels bucket_levels_{0.0f, 1.0f};  // the levels GatherTopPBucket cut with
+  bool bucket_coarse_ = false;        // the gathered bucket is a whole first-digit bin (NarrowBucket applies)
 };
 
 // The plan of a row in every CTA of its cluster (ComputeProcessedDistribution, ComputeLabelLogprobs): the same
@@ -954,13 +1038,7 @@ __device__ RowPlan PlanSplitRow(SplitRowPlanner<T, kThreads>& planner, const T* 
       if (p.top_p < 1.0) {
         const uint32_t candidates = profile == kProfileVllm ? floors.min_p_key : floors.floor_key;
         single_block = !planner.GatherTopPBucket(stats, candidates, plan.softmax, p.temperature, p.top_p);
-        if (!single_block) {
-          if (planner.Leader()) {
-            planner.PushPlan(planner.ResolveTopPBucket(floors, plan.softmax, p.top_p), 0, kStatusSampled);
-          }
-          ClusterSync();
-          plan.kept = planner.PublishedKept();
-        }
+        if (!single_block) plan.kept = planner.ResolveTopPBucket(floors, plan.softmax, p.top_p);  // every CTA
       }
       if (!single_block) {
         plan.kept_mass = planner.AccumulateKept(plan.softmax, plan.kept);
