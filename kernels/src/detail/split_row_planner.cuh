@@ -28,12 +28,14 @@
 //   gather    the tokens that can still decide the threshold go to a candidate list (candidate_list.cuh): top-k
 //             (select first): every token at or above the crossing level (k plus the bucket) into rank 0's list,
 //             which holds the whole top-k set, so min-p, top-p and the draw run on the list alone; top-p without
-//             top-k: the crossing bucket only (a whole first-digit bin of up to kTopPDirectLimit tokens, else the
-//             second digit's bin), with the mass above it, into every CTA's list.
-//   resolve   top-k: rank 0 sorts the list (value-major) and computes the k-th key, top-p's kappa and tie cut
-//             exactly as the single-block planner does (integer prefix sums, the same double comparisons). top-p:
-//             every CTA narrows a first-digit bucket to its crossing second-digit bin over its own list
-//             (NarrowBucket), sorts it and resolves the same cut: no push and no cluster barrier.
+//             top-k: the crossing bucket only, with the mass above it; the sampling kernel gathers a whole
+//             first-digit bin of up to kTopPDirectLimit tokens (else the second digit's bin) into every CTA's list,
+//             PlanSplitRow (processed outputs, labels) up to kDirectListLimit into rank 0's.
+//   resolve   rank 0 sorts the list (value-major) and computes the k-th key, top-p's kappa and tie cut exactly as
+//             the single-block planner does (integer prefix sums, the same double comparisons), and pushes the plan.
+//             The sampling kernel's top-p: every CTA narrows a first-digit bucket to its crossing second-digit bin
+//             over its own list (NarrowBucket), sorts it and resolves the same cut: no push, no cluster barrier
+//             (in PlanSplitRow's kernels the extra code cost more in register allocation than it saved).
 //   draw      select first: rank 0 draws on the list. Otherwise every CTA sums the kept mass of its slice per
 //             warp segment, the CTA sums are pushed to every CTA, and the CTA whose range holds u * S finds the
 //             warp segment, sums that segment's 32-vector chunks with all its warps, and one warp scans the chunk
@@ -399,12 +401,12 @@ class SplitRowPlanner {
     return Cut<true>(levels, digit, coarse, cand_key, softmax, 0u, mass_prev, top_p, target, window);
   }
 
-  // The tokens with cand_key <= key, lmin <= level <= lmax into rank 0's list, or with `everywhere` into every CTA's
+  // The tokens with cand_key <= key, lmin <= level <= lmax into rank 0's list, or with kEverywhere into every CTA's
   // list (warp-aggregated slots: one remote atomic a rank, from one lane each), then a ClusterSync. Precondition: at
   // most kListCapacity tokens match (the histograms counted them).
-  __device__ void Gather(const Levels& levels, uint32_t lmin, uint32_t lmax, uint32_t cand_key,
-                         bool everywhere = false) {
-    const uint32_t targets = everywhere ? ranks_ : 1u;  // ranks 0 .. targets - 1 (at most 16 <= 32 lanes)
+  template <bool kEverywhere = false>
+  __device__ void Gather(const Levels& levels, uint32_t lmin, uint32_t lmax, uint32_t cand_key) {
+    const uint32_t targets = kEverywhere ? ranks_ : 1u;  // ranks 0 .. targets - 1 (at most 16 <= 32 lanes)
     const uint4* vslice = reinterpret_cast<const uint4*>(slice_);
     const int lane = threadIdx.x & 31;
     const int32_t listed = VectorCount();
@@ -627,8 +629,10 @@ class SplitRowPlanner {
 
   // Top-p without top-k: the mass cut over the candidates key >= candidates (1-2 digits) and the gather of the
   // crossing bucket into rank 0's list; remembers the mass above the bucket and the target. false: fall back.
+  template <bool kEverywhere>
   __device__ bool GatherTopPBucket(const RowStats& stats, uint32_t candidates, const Softmax& softmax,
                                    double temperature, double top_p) {
+    constexpr int kDirectLimit = kEverywhere ? kTopPDirectLimit : kDirectListLimit;
     const double span =
         fmin(static_cast<double>(stats.max_logit) - static_cast<double>(stats.min_live), 32.0 * temperature);
     const Levels levels = Levels::Over(stats.max_logit, span);
@@ -641,7 +645,7 @@ class SplitRowPlanner {
     uint32_t n = c0.count_in;
     bucket_mass_above_ = c0.mass_above;
     bucket_target_ = c0.target;
-    if (n > static_cast<uint32_t>(kTopPDirectLimit)) {
+    if (n > static_cast<uint32_t>(kDirectLimit)) {
       const LevelCut c1 = MassCut(levels, 1, static_cast<uint32_t>(c0.bin), candidates, softmax, c0.mass_above,
                                   top_p, c0.target);
       if (c1.bin < 0) return false;
@@ -651,16 +655,20 @@ class SplitRowPlanner {
     }
     if (n > static_cast<uint32_t>(kListCapacity)) return false;
     bucket_levels_ = levels;
-    bucket_coarse_ = lmin != lmax;  // a whole first-digit bin: ResolveTopPBucket narrows it to its crossing
-    Gather(levels, lmin, lmax, candidates, true);
+    bucket_coarse_ = lmin != lmax;  // a whole first-digit bin: ResolveTopPBucket<true> narrows it to its crossing
+    Gather<kEverywhere>(levels, lmin, lmax, candidates);
     return true;
   }
 
-  // Every CTA after GatherTopPBucket (each holds the whole bucket in its list, so each resolves the same kept set
-  // without a push and a cluster barrier): kappa and the tie cut from the bucket, the kept set (min-p may still
-  // raise the threshold under hf). Whole CTA.
+  // After GatherTopPBucket<kEverywhere>: kappa and the tie cut from the bucket, the kept set (min-p may still raise
+  // the threshold under hf). kEverywhere: every CTA (each holds the whole bucket in its list, so each resolves the
+  // same kept set without a push and a cluster barrier), a whole first-digit bucket narrowed first; else rank 0,
+  // which pushes the plan. Whole CTA.
+  template <bool kEverywhere>
   __device__ KeptSet ResolveTopPBucket(const ValueFloorKeys& floors, const Softmax& softmax, double top_p) {
-    if (bucket_coarse_ && ListCount() > kWarpSortItems) NarrowBucket(softmax);
+    if constexpr (kEverywhere) {
+      if (bucket_coarse_ && ListCount() > kWarpSortItems) NarrowBucket(softmax);
+    }
     auto list = List();
     const int items = ListCount();
     list.SortAscending(items);
@@ -1037,8 +1045,16 @@ __device__ RowPlan PlanSplitRow(SplitRowPlanner<T, kThreads>& planner, const T* 
       plan.kept = KeptSet{floors.min_p_key, kNoTieCut};
       if (p.top_p < 1.0) {
         const uint32_t candidates = profile == kProfileVllm ? floors.min_p_key : floors.floor_key;
-        single_block = !planner.GatherTopPBucket(stats, candidates, plan.softmax, p.temperature, p.top_p);
-        if (!single_block) plan.kept = planner.ResolveTopPBucket(floors, plan.softmax, p.top_p);  // every CTA
+        single_block =
+            !planner.template GatherTopPBucket<false>(stats, candidates, plan.softmax, p.temperature, p.top_p);
+        if (!single_block) {  // rank 0 resolves and pushes (the sampling kernel resolves in every CTA instead)
+          if (planner.Leader()) {
+            const KeptSet kept = planner.template ResolveTopPBucket<false>(floors, plan.softmax, p.top_p);
+            planner.PushPlan(kept, 0, kStatusSampled);
+          }
+          ClusterSync();
+          plan.kept = planner.PublishedKept();
+        }
       }
       if (!single_block) {
         plan.kept_mass = planner.AccumulateKept(plan.softmax, plan.kept);

@@ -89,8 +89,8 @@ __global__ void __launch_bounds__(kThreads, kSplitMinBlocks)
       KeptSet kept{floors.min_p_key, kNoTieCut};  // none / min-p: KeptThreshold(min_p_key, 0, 0, floor_key)
       if (p.top_p < 1.0) {
         const uint32_t candidates = profile == kProfileVllm ? floors.min_p_key : floors.floor_key;
-        single_block = !planner.GatherTopPBucket(stats, candidates, softmax, p.temperature, p.top_p);
-        if (!single_block) kept = planner.ResolveTopPBucket(floors, softmax, p.top_p);  // every CTA, no barrier
+        single_block = !planner.template GatherTopPBucket<true>(stats, candidates, softmax, p.temperature, p.top_p);
+        if (!single_block) kept = planner.template ResolveTopPBucket<true>(floors, softmax, p.top_p);  // every CTA
       }
       if (!single_block) {
         const uint64_t kept_mass = planner.AccumulateKept(softmax, kept);
