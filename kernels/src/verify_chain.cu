@@ -560,7 +560,10 @@ __global__ void __launch_bounds__(kChainThreads, kMinBlocks) DecideKernel(ChainA
   // The walk: warp 0 evaluates every position; the first that is not accepted ends it, unless it needs a row the
   // block has not read yet, which the whole block then reads before the walk is evaluated again (at most g + 1
   // rounds: each round learns one row).
-  while (sh.dec.diag.code == kChainOk) {
+  for (;;) {
+    const bool failed = sh.dec.diag.code != kChainOk;
+    __syncthreads();  // every thread has read diag before warp 0 or the block work may write it
+    if (failed) break;
     if (threadIdx.x < 32) {
       ChainDiag diag{};
       int32_t token = -1;
@@ -628,7 +631,9 @@ __global__ void __launch_bounds__(kChainThreads, kMinBlocks) DecideKernel(ChainA
       sh.action = kActDone;
     }
     __syncthreads();
-    if (sh.dec.mode == 1 && sh.action == kActDone) break;
+    const bool complete = sh.dec.mode == 1 && sh.action == kActDone;
+    __syncthreads();  // every thread has read action before thread 0 resets it
+    if (complete) break;
     if (threadIdx.x == 0) sh.action = kActDone;
     __syncthreads();
   }
