@@ -553,13 +553,19 @@ TEST(VerifyChain, ChunkedDrawsEqualWholeRowSearches) {
   }
 }
 
-TEST(VerifyChain, InvalidInputsAreNamed) {
-  SKIP_WITHOUT_DEVICE();
-  std::mt19937_64 rng(5);
+// One random request of g = 3 over V = 64 with draft probabilities (vllm), from rng_seed.
+Batch OneProbabilityRequest(uint64_t rng_seed) {
+  std::mt19937_64 rng(rng_seed);
   Batch b;
   b.vocab = 64;
   b.form = ChainDraftForm::kProbabilities;
   b.requests.push_back(MakeRequest(rng, 64, 3, b.form, false, Profile::kVllm, false));
+  return b;
+}
+
+TEST(VerifyChain, InvalidInputsAreNamed) {
+  SKIP_WITHOUT_DEVICE();
+  const Batch b = OneProbabilityRequest(5);
   DeviceOut out;
   // host-validated: g and parameters
   {
@@ -653,11 +659,7 @@ TEST(VerifyChain, InvalidInputsAreNamed) {
 // say); the same bad value in the rejected position's row (read whole for the residual's normalization) is.
 TEST(VerifyChain, RowsThatAreNotReadAreNotChecked) {
   SKIP_WITHOUT_DEVICE();
-  std::mt19937_64 rng(21);
-  Batch b;
-  b.vocab = 64;
-  b.form = ChainDraftForm::kProbabilities;
-  b.requests.push_back(MakeRequest(rng, 64, 3, b.form, false, Profile::kVllm, false));
+  Batch b = OneProbabilityRequest(21);
   Request& r = b.requests[0];
   r.params = samplecheck::SamplingParams{};
   r.target[r.tokens[0]] = -INFINITY;  // p_1(x_1) = 0: position 1 is rejected whatever the coin
