@@ -20,6 +20,7 @@
 
 #include "build_info.h"
 #include "campaign_work.h"
+#include "samplecheck/campaign/report_check.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/row_source.h"
@@ -553,6 +554,7 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
     report.seed = suite.seed;
   }
   report.draw_seed = options.draw_seed.value_or(report.seed);
+  report.max_draws_override = options.max_draws;
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
 
   report.evidence = options.evidence;
@@ -618,6 +620,11 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
                                    [&](const CaseResult& c) { return c.name == pc.result.name; });
     bool reuse = false;
     if (done != options.finished.end()) {
+      // A case of the earlier run is reused only if it is the same case spec (a suite edited since: report_check.h)
+      if (std::string diff = CaseSpecDifference(*done, pc.result); !diff.empty()) {
+        return InvalidArgument("cannot resume: case " + pc.result.name + " changed since the journal was started (" +
+                               diff + "): the suite or its rows were edited; --restart starts afresh");
+      }
       // A case of the earlier run is reused only if it was planned exactly as this run plans it.
       // Its draws are this run's plan, or the plan the time budget gave the earlier run.
       bool same_draws = done->draws == pc.result.draws;
@@ -821,7 +828,11 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   }
   if (judged.empty()) {
     judged = (*first)->GetCapabilities().profile;
-    if (judged.empty() || !FindProfile(judged)) judged = "vllm";
+    if (!judged.empty() && !FindProfile(judged)) {
+      return InvalidArgument("sampler " + (*first)->Name() + " says it implements profile \"" + judged +
+                             "\", which this samplecheck does not know (samplecheck list --profiles): give --profile");
+    }
+    if (judged.empty()) judged = "vllm";
   }
   auto prepared_work = PrepareWork(suite, options, judged, (*first)->Name());
   if (!prepared_work.ok()) return prepared_work.error();

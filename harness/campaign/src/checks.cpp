@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "samplecheck/stats/chi_square.h"
@@ -42,6 +43,17 @@ Result<std::vector<CheckOutcome>> ParseOutcomes(std::string_view check, F&& pars
   }
 }
 
+// A count of a stored field: a whole number >= 0 (nlohmann would read -5 as 2^64 - 5).
+uint64_t StoredCount(const json& j, const std::string& what) {
+  if (!j.is_number_unsigned()) {
+    throw std::runtime_error(what + " must be a whole number >= 0, not " +
+                             j.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  return j.get<uint64_t>();
+}
+
+Status RecheckSupport(const json& fields, const CaseResult& c);
+
 // ---- support ----------------------------------------------------------------------------------------------------
 class SupportCheck final : public CaseCheck {
  public:
@@ -51,6 +63,7 @@ class SupportCheck final : public CaseCheck {
            "seen with probability 1 - (1 - d)^N); a sampler error fails it too";
   }
   std::vector<std::string> ReportKeys() const override { return {"support"}; }
+  Status Recheck(const json& fields, const CaseResult& c) const override { return RecheckSupport(fields, c); }
 
   json Evaluate(const CaseEvidence& e) const override {
     std::vector<std::pair<int32_t, uint64_t>> violations;  // token (-1: invalid), count
@@ -129,6 +142,56 @@ class SupportCheck final : public CaseCheck {
   }
 };
 
+// The support check's count against its list: the violations are the draws of the tokens listed (the invalid marker
+// -1 first, then the tokens outside the kept set by count; the list keeps the kTopViolations largest).
+Status RecheckSupport(const json& fields, const CaseResult& c) {
+  try {
+    const json& s = fields.at("support");
+    const uint64_t violations = StoredCount(s.at("violations"), "support.violations");
+    const uint64_t invalid = StoredCount(s.at("invalid_draws"), "support.invalid_draws");
+    const json& tokens = s.at("tokens");
+    if (!tokens.is_array()) throw std::runtime_error("support.tokens must be an array");
+    uint64_t listed = 0;
+    for (const json& t : tokens) {
+      const json& token = t.at("token");
+      if (!token.is_number_integer() || token.get<int64_t>() < -1 || token.get<int64_t>() > INT32_MAX) {
+        throw std::runtime_error("support.tokens: token " + token.dump() + " is not a token id (or -1, invalid)");
+      }
+      const uint64_t count = StoredCount(t.at("count"), "support.tokens count");
+      if (count == 0) throw std::runtime_error("support.tokens lists token " + token.dump() + " with 0 draws");
+      if (token.get<int64_t>() == -1 && (c.unsamplable || count != invalid)) {
+        throw std::runtime_error("support.tokens lists " + std::to_string(count) + " invalid draws, support.invalid_draws "
+                                 "says " + std::to_string(invalid) + (c.unsamplable ? " (an unsamplable row's invalid draws "
+                                 "are its right answers, never violations)" : ""));
+      }
+      if (__builtin_add_overflow(listed, count, &listed)) throw std::runtime_error("support.tokens counts overflow");
+    }
+    const bool whole_list = tokens.size() < kTopViolations;
+    if (whole_list ? listed != violations : listed > violations) {
+      return Error{ErrorCode::kParse, "check support: support.violations = " + std::to_string(violations) + " but " +
+                                          "the tokens listed beside it were drawn " + std::to_string(listed) +
+                                          " time(s)" + (whole_list ? "" : " (the largest " +
+                                          std::to_string(kTopViolations) + " alone)")};
+    }
+    const uint64_t invalid_violations = c.unsamplable ? 0 : invalid;
+    if (violations < invalid_violations) {
+      return Error{ErrorCode::kParse, "check support: support.violations = " + std::to_string(violations) +
+                                          " is below its " + std::to_string(invalid) + " invalid draws"};
+    }
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kParse, "check support: " + std::string(e.what())};
+  }
+  return Status::Ok();
+}
+
+// Two stored numbers agree when both are NaN, both the same infinity, or within a relative 1e-7 (the same code on
+// another machine's libm and Boost may differ in the last digits; a tampered value differs by far more).
+bool SameStoredNumber(double stored, double recomputed) {
+  if (std::isnan(stored) || std::isnan(recomputed)) return std::isnan(stored) && std::isnan(recomputed);
+  if (std::isinf(stored) || std::isinf(recomputed)) return stored == recomputed;
+  return std::fabs(stored - recomputed) <= 1e-7 * std::max(std::fabs(stored), std::fabs(recomputed)) + 1e-300;
+}
+
 // The observed counts of a binning; a histogram of the wrong size is a bug of the campaign (never user input).
 stats::BinnedCounts Bin(const stats::Binning& b, std::span<const uint64_t> histogram) {
   Result<stats::BinnedCounts> counts = stats::BinCounts(b, histogram);
@@ -151,29 +214,96 @@ class PearsonCheck final : public CaseCheck {
     json binnings = json::array();
     for (const stats::Binning* b : e.binning.UsableBinnings()) {
       const stats::BinnedCounts counts = Bin(*b, e.histogram);
-      const std::vector<double> expected = stats::CellProbabilities(*b);
-      const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(counts.observed, expected);
-      const Result<stats::GoodnessOfFit> g = stats::GTest(counts.observed, expected);
-      const Result<double> lower = pearson.ok() && pearson->dof > 0
-                                       ? stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof)
-                                       : Result<double>(InvalidArgument("no test"));
-      json j{{"name", b->name},
-             {"cells", expected.size()},
-             {"dof", pearson.ok() ? pearson->dof : 0},
-             {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
-             {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
-             {"pearson_p_lower", JsonNumber(lower.ok() ? *lower : NAN)},
-             {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
-             {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
-             {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
-             {"observed", counts.observed}};
-      json exp = json::array();
-      for (double x : expected) exp.push_back(JsonNumber(x));
-      j["expected"] = std::move(exp);
+      json j = BinningFields(b->name, counts.observed, stats::CellProbabilities(*b));
       if (b->name == "head") j["cell_token"] = HeadCellTokens(e.binning);
       binnings.push_back(std::move(j));
     }
     return {{"binnings", binnings}};
+  }
+
+  // One binning's fields from its cells' counts and probabilities: what Evaluate stores and Recheck recomputes.
+  static json BinningFields(const std::string& name, std::span<const uint64_t> observed,
+                            std::span<const double> expected) {
+    const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(observed, expected);
+    const Result<stats::GoodnessOfFit> g = stats::GTest(observed, expected);
+    const Result<double> lower = pearson.ok() && pearson->dof > 0
+                                     ? stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof)
+                                     : Result<double>(InvalidArgument("no test"));
+    json j{{"name", name},
+           {"cells", expected.size()},
+           {"dof", pearson.ok() ? pearson->dof : 0},
+           {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
+           {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
+           {"pearson_p_lower", JsonNumber(lower.ok() ? *lower : NAN)},
+           {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
+           {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
+           {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
+           {"observed", std::vector<uint64_t>(observed.begin(), observed.end())}};
+    json exp = json::array();
+    for (double x : expected) exp.push_back(JsonNumber(x));
+    j["expected"] = std::move(exp);
+    return j;
+  }
+
+  // Every statistic of every binning again from its stored observed and expected cells (sufficient statistics):
+  // a stored X^2, G, p-value, dof or least expectation that is not what its counts give is an inconsistency. The
+  // counts are whole numbers >= 0, the expectations a distribution, and every binning holds the same draws.
+  Status Recheck(const json& fields, const CaseResult& c) const override {
+    std::string where = "check pearson";
+    try {
+      std::optional<uint64_t> total;
+      for (const json& b : fields.at("binnings")) {
+        const std::string name = b.at("name").get<std::string>();
+        where = "check pearson, binning " + name;
+        std::vector<uint64_t> observed;
+        uint64_t sum = 0;
+        for (const json& o : b.at("observed")) {
+          observed.push_back(StoredCount(o, "an observed count"));
+          if (__builtin_add_overflow(sum, observed.back(), &sum)) {
+            throw std::runtime_error("the observed counts sum to more than 2^64 - 1");
+          }
+        }
+        std::vector<double> expected;
+        long double mass = 0;
+        for (const json& x : b.at("expected")) {
+          expected.push_back(ReadJsonNumber(x));
+          if (!(expected.back() >= 0 && expected.back() <= 1)) {
+            throw std::runtime_error("an expected cell probability " + x.dump() + " is outside [0, 1]");
+          }
+          mass += expected.back();
+        }
+        if (std::fabs(static_cast<double>(mass) - 1.0) > 1e-6) {
+          throw std::runtime_error("the expected cell probabilities sum to " + Short(double(mass)) + ", not 1");
+        }
+        if (sum > c.draws) {
+          throw std::runtime_error("the observed counts sum to " + std::to_string(sum) + ", more than the case's " +
+                                   std::to_string(c.draws) + " draws");
+        }
+        if (total && *total != sum) {
+          throw std::runtime_error("the observed counts sum to " + std::to_string(sum) + ", another binning's to " +
+                                   std::to_string(*total) + " (every binning holds the same draws)");
+        }
+        total = sum;
+        const json again = BinningFields(name, observed, expected);
+        for (const char* key : {"cells", "dof"}) {
+          if (b.at(key) != again.at(key)) {
+            throw std::runtime_error(std::string(key) + " is " + b.at(key).dump() + ", its cells give " +
+                                     again.at(key).dump());
+          }
+        }
+        for (const char* key : {"pearson", "pearson_p", "pearson_p_lower", "g", "g_p", "min_expected"}) {
+          if (!b.contains(key) && std::string(key) == "pearson_p_lower") continue;  // reports before the lower tail
+          const double stored = ReadJsonNumber(b.at(key)), recomputed = ReadJsonNumber(again.at(key));
+          if (!SameStoredNumber(stored, recomputed)) {
+            throw std::runtime_error(std::string(key) + " is " + Short(stored) + " but its observed and expected " +
+                                     "cells give " + Short(recomputed));
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      return Error{ErrorCode::kParse, where + ": " + e.what()};
+    }
+    return Status::Ok();
   }
 
   Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
@@ -190,7 +320,7 @@ class PearsonCheck final : public CaseCheck {
         if (b.contains("cell_token") && b["cell_token"].size() != cells) {
           throw std::runtime_error("cell_token and expected differ in length");
         }
-        if (std::isnan(p) || dof == 0) continue;  // the test could not be evaluated: not in the family
+        if (dof == 0) continue;  // the test could not be evaluated (fewer than two cells): not in the family
         // Both tails (reports before the lower tail hold the upper one only).
         const double lower = b.contains("pearson_p_lower") ? ReadJsonNumber(b["pearson_p_lower"]) : NAN;
         CheckOutcome o = MakeOutcome("pearson", name, "pearson " + name, CheckOutcome::Kind::kPValue);
@@ -724,6 +854,8 @@ StoredEquivalence StoredEquivalenceOf(const CaseResult& c) {
   }
   return out;
 }
+
+Status CaseCheck::Recheck(const json&, const CaseResult&) const { return Status::Ok(); }
 
 const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
   static const std::vector<std::unique_ptr<const CaseCheck>> checks = [] {

@@ -75,6 +75,23 @@ struct DuplicateKey {
   std::string path;
 };
 
+struct TooDeep {
+  std::string path;
+};
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at " prefix: "line 3, column 7:
+// syntax error while parsing object key - unexpected '}'; expected string literal".
+std::string PlainJsonError(const json::exception& e) {
+  std::string message = e.what();
+  if (const size_t close = message.find("] "); message.rfind("[json.exception.", 0) == 0 && close != std::string::npos) {
+    message.erase(0, close + 2);
+  }
+  for (const char* prefix : {"parse error at ", "parse error: "}) {
+    if (message.rfind(prefix, 0) == 0) message.erase(0, std::string(prefix).size());
+  }
+  return message;
+}
+
 }  // namespace
 
 Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
@@ -95,10 +112,11 @@ Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
   auto callback = [&](int, json::parse_event_t event, json& parsed) -> bool {
     switch (event) {
       case json::parse_event_t::object_start:
-        scopes.push_back({true, child_path(), {}, {}, 0});
-        break;
       case json::parse_event_t::array_start:
-        scopes.push_back({false, child_path(), {}, {}, 0});
+        // Refused before it is built: nesting far past any samplecheck file would cost time and memory (and, in
+        // the DOM's destructor, stack) without bound.
+        if (scopes.size() >= kMaxJsonDepth) throw TooDeep{child_path()};
+        scopes.push_back({event == json::parse_event_t::object_start, child_path(), {}, {}, 0});
         break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
@@ -122,8 +140,11 @@ Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
   } catch (const DuplicateKey& d) {
     return Error{ErrorCode::kParse, std::string(what) + ": duplicate key \"" + d.key + "\" in the object at " + d.path +
                                         " (each key may appear once)"};
+  } catch (const TooDeep& d) {
+    return Error{ErrorCode::kParse, std::string(what) + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                        " levels (at " + d.path + "), more than any samplecheck file holds"};
   } catch (const json::exception& e) {
-    return Error{ErrorCode::kParse, std::string(what) + ": not valid JSON: " + e.what()};
+    return Error{ErrorCode::kParse, std::string(what) + ": not valid JSON at " + PlainJsonError(e)};
   }
 }
 

@@ -104,13 +104,9 @@ Result<SpecRequestSpec> ParseRequest(const nlohmann::json& e, const std::string&
 }
 
 Result<SpecSuite> ParseText(const std::string& text, std::string source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return ParseError(source + ": not JSON: " + e.what());
-  }
-  return ParseSpecSuite(j, std::move(source));
+  Result<nlohmann::json> j = ParseJsonStrict(text, source);  // depth-limited, duplicate keys refused
+  if (!j.ok()) return j.error();
+  return ParseSpecSuite(*j, std::move(source));
 }
 
 // The dense probabilities of a sparse distribution, as fp32 (what a draft stores).

@@ -1,9 +1,11 @@
 #include "samplecheck/report/journal.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "samplecheck/campaign/json_text.h"
+#include "samplecheck/campaign/report_check.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/report.h"
 
@@ -71,8 +73,33 @@ Status StartJournal(const std::filesystem::path& path, const JournalIdentity& id
   return WriteFileAtomically(path, JsonText(IdentityToJson(identity), -1) + "\n");
 }
 
+namespace {
+
+std::string SpecHashText(const CaseResult& c) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(CaseSpecHash(c)));
+  return buf;
+}
+
+}  // namespace
+
+Status CheckNoPendingJournal(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return Status::Ok();
+  Result<Journal> journal = LoadJournal(path);
+  if (!journal.ok()) {
+    return InvalidArgument(path.string() + " exists and is not a journal samplecheck can read (" +
+                           journal.error().message + "): remove it, or --restart replaces it");
+  }
+  return InvalidArgument(path.string() + " holds " + std::to_string(journal->cases.size()) +
+                         " finished case(s) of an unfinished run of suite " + journal->identity.suite +
+                         " (sampler " + journal->identity.sampler_spec + ", seed " +
+                         std::to_string(journal->identity.seed) +
+                         "): --resume finishes that run, --restart discards them and starts afresh");
+}
+
 Status AppendToJournal(const std::filesystem::path& path, const CaseResult& c) {
-  return AppendLineDurably(path, JsonText(json{{"case", CaseToJson(c)}}, -1));
+  return AppendLineDurably(path, JsonText(json{{"case", CaseToJson(c)}, {"spec", SpecHashText(c)}}, -1));
 }
 
 Result<Journal> LoadJournal(const std::filesystem::path& path) {
@@ -109,6 +136,11 @@ Result<Journal> LoadJournal(const std::filesystem::path& path) {
       }
       Result<CaseResult> c = CaseFromJson(j->at("case"));
       if (!c.ok()) return c.error().WithContext(where);
+      // Journals before the spec hash have none; the resumed campaign compares the case spec itself either way.
+      if (j->contains("spec") && (*j)["spec"] != SpecHashText(*c)) {
+        return Error{ErrorCode::kParse, where + ": case " + c->name + " does not match its spec hash " +
+                                            (*j)["spec"].dump() + " (the line was edited)"};
+      }
       journal.cases.push_back(std::move(*c));
     } catch (const std::exception& e) {
       return Error{ErrorCode::kParse, where + ": " + e.what()};
