@@ -44,7 +44,7 @@ int Merge(const MergeOptions& o) {
   std::vector<harness::CampaignReport> shards;
   for (const std::string& path : o.shards) {
     auto r = harness::LoadReport(path);
-    if (!r.ok()) return Fail(path + ": " + r.error().message);
+    if (!r.ok()) return Fail(r.error().message);  // LoadReport names the file
     shards.push_back(std::move(*r));
   }
   // The suite the shards ran: a built-in one by name, a file by its path (or --suite).

@@ -39,13 +39,13 @@ Result<std::vector<CheckOutcome>> ParseOutcomes(std::string_view check, F&& pars
   try {
     return parse();
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + e.what()};
+    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + JsonErrorText(e)};
   }
 }
 
 // A count of a stored field: a whole number >= 0 (nlohmann would read -5 as 2^64 - 5).
 uint64_t StoredCount(const json& j, const std::string& what) {
-  if (!j.is_number_unsigned()) {
+  if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<int64_t>() >= 0)) {
     throw std::runtime_error(what + " must be a whole number >= 0, not " +
                              j.dump(-1, ' ', false, json::error_handler_t::replace));
   }
@@ -179,7 +179,7 @@ Status RecheckSupport(const json& fields, const CaseResult& c) {
                                           " is below its " + std::to_string(invalid) + " invalid draws"};
     }
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kParse, "check support: " + std::string(e.what())};
+    return Error{ErrorCode::kParse, "check support: " + JsonErrorText(e)};
   }
   return Status::Ok();
 }
@@ -301,7 +301,7 @@ class PearsonCheck final : public CaseCheck {
         }
       }
     } catch (const std::exception& e) {
-      return Error{ErrorCode::kParse, where + ": " + e.what()};
+      return Error{ErrorCode::kParse, where + ": " + JsonErrorText(e)};
     }
     return Status::Ok();
   }

@@ -27,6 +27,28 @@ double ReadJsonNumber(const json& j) {
   throw std::runtime_error("expected a number, got " + j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+std::string JsonErrorText(const std::exception& e) {
+  std::string m = e.what();
+  if (m.rfind("[json.exception.", 0) != 0) return m;
+  if (const size_t close = m.find("] "); close != std::string::npos) m.erase(0, close + 2);
+  auto replace_prefix = [&](const std::string& prefix, const std::string& with) {
+    if (m.rfind(prefix, 0) != 0) return false;
+    m = with + m.substr(prefix.size());
+    return true;
+  };
+  if (m.rfind("key '", 0) == 0 && m.size() > 15 && m.compare(m.size() - 11, 11, "' not found") == 0) {
+    return "\"" + m.substr(5, m.size() - 16) + "\" is missing";
+  }
+  if (replace_prefix("cannot use at() with ", "expected an object or array, got ")) return m;
+  if (replace_prefix("cannot use operator[] with ", "expected an object or array, got ")) return m;
+  if (replace_prefix("type must be ", "expected ")) {
+    const size_t but = m.find(", but is ");
+    if (but != std::string::npos) m.replace(but, 9, ", got ");
+    return m;
+  }
+  return m;
+}
+
 std::string JsonText(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 std::string ValidUtf8(std::string_view text) {
@@ -143,8 +165,10 @@ Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
   } catch (const TooDeep& d) {
     return Error{ErrorCode::kParse, std::string(what) + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
                                         " levels (at " + d.path + "), more than any samplecheck file holds"};
-  } catch (const json::exception& e) {
+  } catch (const json::parse_error& e) {
     return Error{ErrorCode::kParse, std::string(what) + ": not valid JSON at " + PlainJsonError(e)};
+  } catch (const json::exception& e) {
+    return Error{ErrorCode::kParse, std::string(what) + ": " + JsonErrorText(e)};
   }
 }
 

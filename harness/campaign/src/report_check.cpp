@@ -84,10 +84,6 @@ Status CheckCaseConsistency(const CaseResult& c) {
       return Inconsistent(where + ": plan.alpha_per_test " + Num(c.alpha_plan) + " is outside (0, 1)");
     }
   }
-  for (const char* field : {"p_value", "holm_adjusted_p"}) {
-    const double p = std::string(field) == "p_value" ? c.p_value : c.holm_adjusted_p;
-    if (!Probability(p)) return Inconsistent(where + ": " + field + " " + Num(p) + " is not a probability in [0, 1]");
-  }
   for (const auto& check : CaseChecks()) {
     json fields = json::object();
     bool present = false;
@@ -103,6 +99,10 @@ Status CheckCaseConsistency(const CaseResult& c) {
       return Inconsistent(where + ": " + o.test + ": p-value " + Num(o.p_value) +
                           " is not a probability in [0, 1] (NaN is never a pass)");
     }
+  }
+  for (const char* field : {"p_value", "holm_adjusted_p"}) {
+    const double p = std::string(field) == "p_value" ? c.p_value : c.holm_adjusted_p;
+    if (!Probability(p)) return Inconsistent(where + ": " + field + " " + Num(p) + " is not a probability in [0, 1]");
   }
   return Status::Ok();
 }

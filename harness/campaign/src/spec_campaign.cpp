@@ -466,7 +466,7 @@ Result<SpecSuite> ParseSpecSuite(const nlohmann::json& j, std::string source) {
       s.cases.push_back(std::move(cs));
     }
   } catch (const std::exception& e) {
-    return ParseError(s.source + ": " + e.what());
+    return ParseError(s.source + ": " + JsonErrorText(e));
   }
   return s;
 }

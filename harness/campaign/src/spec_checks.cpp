@@ -46,7 +46,7 @@ Result<std::vector<CheckOutcome>> Parse(std::string_view check, F&& parse) {
   try {
     return parse();
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + e.what()};
+    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + JsonErrorText(e)};
   }
 }
 

@@ -143,7 +143,7 @@ Result<Journal> LoadJournal(const std::filesystem::path& path) {
       }
       journal.cases.push_back(std::move(*c));
     } catch (const std::exception& e) {
-      return Error{ErrorCode::kParse, where + ": " + e.what()};
+      return Error{ErrorCode::kParse, where + ": " + JsonErrorText(e)};
     }
   }
   return journal;

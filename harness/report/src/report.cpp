@@ -46,7 +46,8 @@ T Field(const json& j, const std::string& path, const char* key) {
     if (!v.is_number()) throw wrong("a number");
     return v.get<double>();
   } else if constexpr (std::is_unsigned_v<T>) {
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max()) {
+    const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    if (!whole || v.get<uint64_t>() > std::numeric_limits<T>::max()) {
       throw wrong(("a whole number in [0, " + std::to_string(std::numeric_limits<T>::max()) + "]").c_str());
     }
     return static_cast<T>(v.get<uint64_t>());
@@ -131,7 +132,11 @@ namespace {
 CaseResult CaseFromJsonOrThrow(const json& j, const std::string& at) {
   CaseResult c;
   c.name = Field<std::string>(j, at, "name");
-  c.status = StatusFromName(Field<std::string>(j, at, "status"));
+  try {
+    c.status = StatusFromName(Field<std::string>(j, at, "status"));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(at + "/" + e.what());
+  }
   c.reason = Field<std::string>(j, at, "reason");
   auto row = ParseRowSpec(Child(j, at, "row"));
   if (!row.ok()) throw std::runtime_error(at + "/row: " + row.error().message);
@@ -190,7 +195,7 @@ Result<CaseResult> CaseFromJson(const json& j) {
     if (Status st = CheckCaseConsistency(c); !st.ok()) return ParseError("inconsistent case: " + st.error().message);
     return c;
   } catch (const std::exception& e) {
-    return ParseError(std::string("malformed case: ") + e.what());
+    return ParseError("malformed case: " + JsonErrorText(e));
   }
 }
 
@@ -478,7 +483,7 @@ Result<CampaignReport> ReportFromJson(const json& j) {
       }
     }
   } catch (const std::exception& e) {
-    return ParseError(std::string("malformed report: ") + e.what());
+    return ParseError("malformed report: " + JsonErrorText(e));
   }
   if (!(r.alpha > 0 && r.alpha < 1)) return ParseError("malformed report: /alpha " + std::to_string(r.alpha) + " is outside (0, 1)");
   if (Status st = CheckReportConsistency(r); !st.ok()) return ParseError("inconsistent report: " + st.error().message);

@@ -16,8 +16,8 @@ import os
 import subprocess
 import sys
 
-bin_, out = sys.argv[1], sys.argv[2]
-fuzz = sys.argv[3] if len(sys.argv) > 3 else None
+bin_, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+fuzz = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 here = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(out, exist_ok=True)
 

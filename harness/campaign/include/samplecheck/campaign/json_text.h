@@ -19,6 +19,11 @@ nlohmann::json JsonNumber(double value);
 // readers that collect a field path in one try block).
 double ReadJsonNumber(const nlohmann::json& j);
 
+// The message of an exception thrown while reading a JSON document, for people: nlohmann's
+// "[json.exception.type_error.304] cannot use at() with number" becomes "expected an object, got a number", "key 'x'
+// not found" becomes "\"x\" is missing"; other exceptions' text as it is.
+std::string JsonErrorText(const std::exception& e);
+
 // The text of `j` (indented by `indent` spaces per level; -1: one line). Invalid UTF-8 becomes U+FFFD.
 std::string JsonText(const nlohmann::json& j, int indent = 1);
 
