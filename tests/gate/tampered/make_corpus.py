@@ -32,12 +32,14 @@ tmp = os.path.join(out, ".runs")
 os.makedirs(tmp, exist_ok=True)
 run("run", "--suite", "suite.json", "--report", f"{tmp}/pass.json", expect=0)
 run("run", "--suite", "suite.json", "--sampler", "mutant:topk-plus-one", "--report", f"{tmp}/fail.json", expect=1)
+# Fails by goodness of fit alone (p = 0 and 1e-177, no support violation): what a NaN p-value used to hide.
+run("run", "--suite", "suite.json", "--sampler", "mutant:no-renorm-cdf", "--report", f"{tmp}/fail_gof.json", expect=1)
 run("run", "--suite", "suite.json", "--max-draws", "500", "--allow-underpowered", "--report", f"{tmp}/capped.json",
     expect=0)
 for i in range(2):
     run("run", "--suite", "suite.json", "--shard", f"{i}/2", "--report", f"{tmp}/shard{i}.json", expect=0)
 load = lambda name: json.load(open(f"{tmp}/{name}.json"))
-passing, failing, capped = load("pass"), load("fail"), load("capped")
+passing, failing, failing_gof, capped = load("pass"), load("fail"), load("fail_gof"), load("capped")
 shards = [load("shard0"), load("shard1")]
 
 expected = []
@@ -64,6 +66,7 @@ def edited(base, fn):
 # The untouched reports: the gate passes the first, fails the second (they anchor the corpus).
 write("untouched-pass", passing, 0, "VERDICT: PASS")
 write("untouched-fail", failing, 1, "VERDICT: FAIL")
+write("untouched-fail-gof", failing_gof, 1, "VERDICT: FAIL")
 
 
 def one_token(r):  # every draw of the head binning on one cell, the total kept
@@ -104,7 +107,7 @@ def p_to(value):
                 c["max_abs_z"]["p_value"] = value
             c["p_value"] = value if isinstance(value, str) else min(1, value)
     return fn
-write("failing-p-nan", edited(failing, p_to("nan")), 2, "pearson_p is nan")
+write("failing-p-nan", edited(failing_gof, p_to("nan")), 2, "pearson_p is nan")
 write("p-five", edited(passing, p_to(5)), 2, "pearson_p is 5")
 write("p-inf", edited(passing, p_to("inf")), 2, "pearson_p is inf")
 
@@ -151,12 +154,15 @@ def status_pass(r):
         c["status"], c["reason"] = "pass", ""
     r["verdict"] = "pass"
 write("failing-statuses-set-to-pass", edited(failing, status_pass), 1, "VERDICT: FAIL")
+write("failing-gof-statuses-set-to-pass", edited(failing_gof, status_pass), 1, "VERDICT: FAIL")
 
 
 def cap_undeclared(r):
     r["max_draws_override"] = None
 write("max-draws-undeclared", edited(capped, cap_undeclared), 2, "declares no --max-draws")
-write("underpowered", capped, 1, "underpowered")
+def not_allowed(r):  # the run's --allow-underpowered taken away: the gate's own default judges it
+    r["evidence"]["allow_underpowered"] = False
+write("underpowered", edited(capped, not_allowed), 1, "underpowered")
 
 
 def row_edited(r):
@@ -165,7 +171,7 @@ write("case-params-edited", edited(passing, row_edited), 2, "its parameters")
 
 
 def skipped(r):
-    c = case(failing if False else r, "topk")
+    c = case(r, "topk")
     c["status"] = "skipped"
     r["evidence"]["allow_skipped"] = True
 write("judged-case-relabelled-skipped", edited(failing, skipped), 2, "skipped")
