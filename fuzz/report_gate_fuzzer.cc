@@ -27,12 +27,6 @@
 namespace samplecheck::fuzz {
 namespace {
 
-void CheckError(const Error& e, const char* what) {
-  FUZZ_CHECK(e.code == ErrorCode::kParse || e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kIo,
-             "%s: unexpected error %s", what, e.ToString().c_str());
-  FUZZ_CHECK(!e.message.empty(), "%s: empty error message", what);
-}
-
 // The recomputed verdict never passes a case on a p-value that is not a probability; the report round-trips.
 void CheckJudged(harness::CampaignReport r, const char* what) {
   harness::ApplyCampaignVerdict(r);
@@ -52,7 +46,7 @@ void CheckJudged(harness::CampaignReport r, const char* what) {
 
 void Gate(const nlohmann::json& j) {
   const Result<harness::CampaignReport> r = harness::ReportFromJson(j);
-  if (!r.ok()) return CheckError(r.error(), "ReportFromJson");
+  if (!r.ok()) return CheckInputError(r.error(), "ReportFromJson");
   for (const harness::CaseResult& c : r->cases) {
     for (const harness::CheckOutcome& o : c.outcomes) {
       FUZZ_CHECK(o.kind != harness::CheckOutcome::Kind::kPValue || (o.p_value >= 0 && o.p_value <= 1),
@@ -60,7 +54,7 @@ void Gate(const nlohmann::json& j) {
     }
   }
   const Status plan = harness::CheckReportAgainstPlan(*r, SAMPLECHECK_TAMPER_SUITE);
-  if (!plan.ok()) return CheckError(plan.error(), "CheckReportAgainstPlan");
+  if (!plan.ok()) return CheckInputError(plan.error(), "CheckReportAgainstPlan");
   CheckJudged(*r, "gate");
 }
 
@@ -69,14 +63,14 @@ void Merge(const nlohmann::json& j) {
   std::vector<harness::CampaignReport> shards;
   for (const nlohmann::json& s : j) {
     const Result<harness::CampaignReport> r = harness::ReportFromJson(s);
-    if (!r.ok()) return CheckError(r.error(), "ReportFromJson (shard)");
+    if (!r.ok()) return CheckInputError(r.error(), "ReportFromJson (shard)");
     shards.push_back(*r);
   }
   const Result<harness::Suite> suite = harness::LoadSuite(SAMPLECHECK_TAMPER_SUITE);
   FUZZ_CHECK(suite.ok(), "the corpus' suite %s: %s", SAMPLECHECK_TAMPER_SUITE,
              suite.ok() ? "" : suite.error().ToString().c_str());
   const Result<harness::CampaignReport> merged = harness::MergeShards(*suite, shards, {}, "samplecheck merge (fuzz)");
-  if (!merged.ok()) return CheckError(merged.error(), "MergeShards");
+  if (!merged.ok()) return CheckInputError(merged.error(), "MergeShards");
   const Status consistent = harness::CheckReportConsistency(*merged);
   FUZZ_CHECK(consistent.ok(), "a merged report is inconsistent: %s",
              consistent.ok() ? "" : consistent.error().ToString().c_str());

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -139,6 +140,9 @@ Status CheckReportConsistency(const CampaignReport& r) {
 
 namespace {
 
+// The cases of a sampler campaign's report (or a spec campaign's) against their suite's plan.
+Status CheckAgainstPlan(const CampaignReport& r, const std::string& suite_name);
+
 // A speculative-decoding report: every request's positions and length (residuals where the trials allowed them).
 Status CheckSpecPlan(const CampaignReport& r, const SpecSuite& suite) {
   std::set<std::string> required, allowed;
@@ -173,6 +177,19 @@ Status CheckSpecPlan(const CampaignReport& r, const SpecSuite& suite) {
 
 Status CheckReportAgainstPlan(const CampaignReport& r, const std::string& suite_name) {
   if (r.shard) return Status::Ok();  // a shard's evidence: merge plans the shards again itself
+  const Status st = CheckAgainstPlan(r, suite_name);
+  // A report of another samplecheck revision may have been planned by another reference (an ambiguity model, a
+  // profile that changed since): say so beside what differs.
+  const std::optional<std::string> here = DetectGitRevision();
+  if (st.ok() || !r.git_revision || !here || *r.git_revision == *here) return st;
+  return Error{st.error().code, st.error().message + " (the report was written by samplecheck " +
+                                    r.git_revision->substr(0, 12) + ", this is " + here->substr(0, 12) +
+                                    ": gate it with the samplecheck that wrote it if its plan differs)"};
+}
+
+namespace {
+
+Status CheckAgainstPlan(const CampaignReport& r, const std::string& suite_name) {
   const std::string context = "the report's suite " + suite_name;
   if (IsBuiltinSpecSuite(suite_name)) {
     Result<SpecSuite> spec = LoadSpecSuite(suite_name);
@@ -276,4 +293,5 @@ Status CheckReportAgainstPlan(const CampaignReport& r, const std::string& suite_
   return Status::Ok();
 }
 
+}  // namespace
 }  // namespace samplecheck::harness

@@ -447,9 +447,15 @@ Result<CampaignReport> ReportFromJson(const json& j) {
       }
     }
     r.interrupted = j.contains("interrupted") && Field<bool>(j, "", "interrupted");
-    // Written since the power floor (UnderpoweredCases); the gate checks every case's cap against it.
-    if (j.contains("max_draws_override") && !j["max_draws_override"].is_null()) {
-      r.max_draws_override = Field<uint64_t>(j, "", "max_draws_override");
+    // Written since the power floor (UnderpoweredCases); the gate checks every case's cap against it. A report
+    // written before it says --max-draws in its command line only.
+    if (j.contains("max_draws_override")) {
+      if (!j["max_draws_override"].is_null()) r.max_draws_override = Field<uint64_t>(j, "", "max_draws_override");
+    } else if (const size_t at = r.command_line.find(" --max-draws "); at != std::string::npos) {
+      const std::string digits = r.command_line.substr(at + 13, r.command_line.find(' ', at + 13) - (at + 13));
+      if (!digits.empty() && digits.size() < 20 && digits.find_first_not_of("0123456789") == std::string::npos) {
+        r.max_draws_override = std::stoull(digits);
+      }
     }
     if (j.contains("budget") && !j["budget"].is_null()) {
       r.budget_seconds = Field<double>(j["budget"], "/budget", "seconds");
