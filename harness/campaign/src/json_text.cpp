@@ -39,8 +39,8 @@ std::string JsonErrorText(const std::exception& e) {
   if (m.rfind("key '", 0) == 0 && m.size() > 15 && m.compare(m.size() - 11, 11, "' not found") == 0) {
     return "\"" + m.substr(5, m.size() - 16) + "\" is missing";
   }
-  if (replace_prefix("cannot use at() with ", "expected an object or array, got ")) return m;
-  if (replace_prefix("cannot use operator[] with ", "expected an object or array, got ")) return m;
+  if (replace_prefix("cannot use at() with ", "expected an object, got ")) return m;
+  if (replace_prefix("cannot use operator[] with ", "expected an object, got ")) return m;
   if (replace_prefix("type must be ", "expected ")) {
     const size_t but = m.find(", but is ");
     if (but != std::string::npos) m.replace(but, 9, ", got ");

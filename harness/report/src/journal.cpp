@@ -8,6 +8,7 @@
 #include "samplecheck/campaign/report_check.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/report.h"
+#include "json_fields.h"
 
 namespace samplecheck::harness {
 
@@ -30,15 +31,15 @@ json IdentityToJson(const JournalIdentity& id) {
 
 JournalIdentity IdentityFromJson(const json& j) {
   JournalIdentity id;
-  id.suite = j.at("suite").get<std::string>();
-  id.suite_source = j.at("suite_source").get<std::string>();
-  id.sampler_spec = j.at("sampler_spec").get<std::string>();
-  id.profile = j.at("profile").get<std::string>();
-  id.seed = j.at("seed").get<uint64_t>();
-  id.draw_seed = j.at("draw_seed").get<uint64_t>();
-  id.tv = ReadJsonNumber(j.at("tv"));
-  if (!j.at("max_draws").is_null()) id.max_draws = j["max_draws"].get<uint64_t>();
-  id.git_revision = j.at("git_revision").get<std::string>();
+  id.suite = Field<std::string>(j, "", "suite");
+  id.suite_source = Field<std::string>(j, "", "suite_source");
+  id.sampler_spec = Field<std::string>(j, "", "sampler_spec");
+  id.profile = Field<std::string>(j, "", "profile");
+  id.seed = Field<uint64_t>(j, "", "seed");
+  id.draw_seed = Field<uint64_t>(j, "", "draw_seed");
+  id.tv = NumberField(j, "", "tv");
+  if (!Child(j, "", "max_draws").is_null()) id.max_draws = Field<uint64_t>(j, "", "max_draws");
+  id.git_revision = Field<std::string>(j, "", "git_revision");
   return id;
 }
 
