@@ -109,6 +109,13 @@ def p_to(value):
     return fn
 write("failing-p-nan", edited(failing_gof, p_to("nan")), 2, "pearson_p is nan")
 write("p-five", edited(passing, p_to(5)), 2, "pearson_p is 5")
+
+
+def max_z_to_one(r):  # the most extreme token's p-value edited to 1 (its head cell's count says otherwise)
+    for c in r["cases"]:
+        if c.get("max_abs_z") and c["max_abs_z"]["token"] >= 0:
+            c["max_abs_z"]["p_value"] = 1
+write("failing-max-z-p-one", edited(failing_gof, max_z_to_one), 2, "single-token counts give at most")
 write("p-inf", edited(passing, p_to("inf")), 2, "pearson_p is inf")
 
 
