@@ -268,7 +268,10 @@ Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<Campaig
               return InvalidArgument(name_of(k) + ": case " + name + " counts token " + std::to_string(token) +
                                      ", outside its vocabulary of " + std::to_string(vocab));
             }
-            to[static_cast<size_t>(token)] += n;
+            if (__builtin_add_overflow(to[static_cast<size_t>(token)], n, &to[static_cast<size_t>(token)])) {
+              return InvalidArgument(name_of(k) + ": case " + name + ": the draws of token " + std::to_string(token) +
+                                     " sum to more than 2^64 - 1 over the shards");
+            }
           }
           return Status::Ok();
         };
