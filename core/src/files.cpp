@@ -94,7 +94,7 @@ Result<std::filesystem::path> Target(const std::filesystem::path& path, const Wr
     target = std::filesystem::weakly_canonical(path, ec);
     if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + path.string() + ": " + ec.message()};
   }
-  if (Status st = ReplaceableFile(target); !st.ok()) return st.error();
+  if (Status replaceable = ReplaceableFile(target); !replaceable.ok()) return replaceable.error();
   return target;
 }
 
