@@ -254,11 +254,13 @@ EOF
   unknown_claimed_profile)
     # A sampler that claims a profile this samplecheck does not know is refused, never judged as vllm.
     command -v python3 >/dev/null || fail "python3"
-    sed 's/profile = "vllm"/profile = "nosuch-profile"/' "$here/../../examples/python/samplecheck_client.py" \
+    # The example client with its HELLO's profile edited; the copy finds the samplecheck package by PYTHONPATH.
+    sed 's/profile="vllm"/profile="nosuch-profile"/' "$here/../../examples/python/samplecheck_client.py" \
       > "$dir/client.py"
     grep -q 'nosuch-profile' "$dir/client.py" || fail "the client was not edited"
     tiny_suite "$dir/tiny.json"
-    expect_rc 2 "$bin" run --suite "$dir/tiny.json" --sampler "process:exec python3 $dir/client.py" --progress none
+    expect_rc 2 env PYTHONPATH="$here/../../python" "$bin" run --suite "$dir/tiny.json" \
+      --sampler "process:exec python3 $dir/client.py" --progress none
     expect_err 'nosuch-profile'
     ;;
   list_everything)
