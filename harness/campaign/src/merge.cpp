@@ -205,18 +205,11 @@ Status CheckShardSet(const std::vector<CampaignReport>& shards, const std::vecto
 
 // The plan again, from the shards' identity: it must be the plan they drew.
 Result<CampaignWork> ReplanShards(const Suite& suite, const CampaignReport& a, const std::string& command_line) {
-  CampaignOptions options;
-  options.sampler_spec = a.sampler_spec;
-  options.profile = a.profile;
-  options.seed = a.seed;
-  options.draw_seed = a.draw_seed;
+  CampaignOptions options = OptionsOfReport(a);
   options.tv = a.shard->tv;
   options.max_draws = a.shard->max_draws;
   options.generated = a.shard->generated;
-  options.equivalence_eps = a.equivalence_eps;
-  options.equivalence_chi2_eps = a.equivalence_chi2_eps;
   options.evidence = a.evidence;
-  options.version = a.samplecheck_version;
   options.command_line = command_line;
   options.shard = ShardSpec{0, a.shard->count, "merge"};
   if (!FindProfile(a.profile)) return InvalidArgument("the shards judge profile '" + a.profile + "', unknown here");

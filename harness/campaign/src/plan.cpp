@@ -235,6 +235,18 @@ PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options) {
   return in;
 }
 
+CampaignOptions OptionsOfReport(const CampaignReport& report) {
+  CampaignOptions options;
+  options.sampler_spec = report.sampler_spec;
+  options.profile = report.profile;
+  options.seed = report.seed;
+  options.draw_seed = report.draw_seed;
+  options.equivalence_eps = report.equivalence_eps;
+  options.equivalence_chi2_eps = report.equivalence_chi2_eps;
+  options.version = report.samplecheck_version;
+  return options;
+}
+
 Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& options, const std::string& judged,
                                  const std::string& sampler_name) {
   const PlanInputs in = PlanInputsOf(suite, options);

@@ -188,15 +188,8 @@ namespace {
 // generated cases, and the plan it records (draw_plan: a time budget's plan depends on the throughput measured
 // then, so it is replayed, never made again; a merged report or one before the record is planned afresh).
 CampaignOptions ReplanOptions(const CampaignReport& r) {
-  CampaignOptions options;
-  options.sampler_spec = r.sampler_spec;
-  options.profile = r.profile;
-  options.seed = r.seed;
-  options.draw_seed = r.draw_seed;
+  CampaignOptions options = OptionsOfReport(r);
   options.max_draws = r.max_draws_override;
-  options.equivalence_eps = r.equivalence_eps;
-  options.equivalence_chi2_eps = r.equivalence_chi2_eps;
-  options.version = r.samplecheck_version;
   for (const CaseResult& c : r.cases) options.generated += c.name.rfind("cli-gen/", 0) == 0 ? 1 : 0;
   if (!r.draw_plan.empty()) {
     options.plan_from = r.draw_plan;
