@@ -253,7 +253,7 @@ class ReplayLabelCheck final : public CaseCheck {
 
   json Evaluate(const CaseEvidence& e) const override {
     const ReplayEvidence* ev = RowEvidence(e);
-    if (ev == nullptr || !ev->trainer.given || ev->label == kNoLabel) return {{"replay_label", nullptr}};
+    if (ev == nullptr || ev->label == kNoLabel) return {{"replay_label", nullptr}};
     const size_t y = static_cast<size_t>(ev->label);
     const ProcessedDistribution& ref = *ev->trainer.reference;
     const double lp_t = ev->trainer.logprobs[y];
@@ -261,6 +261,7 @@ class ReplayLabelCheck final : public CaseCheck {
     return {{"replay_label",
              {{"label", ev->label},
               {"choice", ev->label_choice},
+              {"trainer", ev->trainer.source},
               {"sent", ev->labels_sent},
               {"engine_logprob", JsonNumber(ev->engine.logprobs[y])},
               {"trainer_logprob", JsonNumber(lp_t)},
