@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -159,6 +160,20 @@ std::string CallsOf(const std::string& log) {
   return calls;
 }
 
+// The bytes the plugin host has read so far (rchar of /proc/<pid>/io), its pid from the recording plugin's log;
+// nullopt where that file is not readable.
+std::optional<uint64_t> HostReadBytes(const std::string& log) {
+  const std::string first = ReadFile(log);
+  EXPECT_EQ(first.rfind("pid ", 0), 0u) << first;
+  std::ifstream io("/proc/" + first.substr(4, first.find(' ', 4) - 4) + "/io");
+  std::string key;
+  uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return std::nullopt;
+}
+
 // A plugin without count_draws: CountDraws goes through sample in the batches of the default CountDraws, in
 // process and in the host alike (the harness sends the host COUNT, the host draws through sample), so the plugin
 // sees the same calls and the histograms agree. A 1000-token row (batches of 4096) and a 131072-token row (batches
@@ -198,18 +213,9 @@ TEST(PluginIsolation, APluginWithoutCountDrawsIsCountedInTheHostNotShippedEveryR
   const auto row = GaussianRow(131072, 3);
   std::vector<uint64_t> histogram(row.size(), 0);
   ASSERT_TRUE((*plugin)->CountDraws(row, Params(1.0, -1, 1.0, 0.0, 7, 5), 1000, histogram, nullptr).ok());
-  const std::string first = ReadFile(log);
-  ASSERT_EQ(first.rfind("pid ", 0), 0u) << first;
-  const std::string host_pid = first.substr(4, first.find(' ', 4) - 4);
-  std::ifstream io("/proc/" + host_pid + "/io");
-  std::string key;
-  uint64_t value = 0, read_bytes = 0;
-  bool found = false;
-  while (io >> key >> value) {
-    if (key == "rchar:") found = true, read_bytes = value;
-  }
-  if (!found) GTEST_SKIP() << "/proc/" << host_pid << "/io is not readable here";
-  EXPECT_LT(read_bytes, uint64_t{64} << 20) << "the host read " << read_bytes << " bytes for 1000 draws";
+  const auto read_bytes = HostReadBytes(log);
+  if (!read_bytes) GTEST_SKIP() << "the host's /proc/<pid>/io is not readable here";
+  EXPECT_LT(*read_bytes, uint64_t{64} << 20) << "the host read " << *read_bytes << " bytes for 1000 draws";
 }
 
 // Replicated batches (a campaign's batch cases, SampleReplicated) and the agreement check's repeated row
@@ -265,19 +271,10 @@ TEST(PluginIsolation, AReplicatedRowCrossesToTheHostOnce) {
   for (size_t k = 0; k < params.size(); ++k) params[k].offset = k;
   std::vector<int32_t> tokens(params.size());
   ASSERT_TRUE((*plugin)->SampleReplicated({row.data(), 1, 131072, 131072}, 64, params, tokens).ok());
-  const std::string first = ReadFile(log);
-  ASSERT_EQ(first.rfind("pid ", 0), 0u) << first;
   EXPECT_EQ(CallsOf(log), "sample rows 64 vocab 131072 offsets 0..63\n");
-  const std::string host_pid = first.substr(4, first.find(' ', 4) - 4);
-  std::ifstream io("/proc/" + host_pid + "/io");
-  std::string key;
-  uint64_t value = 0, read_bytes = 0;
-  bool found = false;
-  while (io >> key >> value) {
-    if (key == "rchar:") found = true, read_bytes = value;
-  }
-  if (!found) GTEST_SKIP() << "/proc/" << host_pid << "/io is not readable here";
-  EXPECT_LT(read_bytes, uint64_t{4} << 20) << "the host read " << read_bytes << " bytes for 64 copies of a 512 KiB row";
+  const auto read_bytes = HostReadBytes(log);
+  if (!read_bytes) GTEST_SKIP() << "the host's /proc/<pid>/io is not readable here";
+  EXPECT_LT(*read_bytes, uint64_t{4} << 20) << "the host read " << *read_bytes << " bytes for 64 copies of a 512 KiB row";
 
   auto isolated = MakeIsolatedPluginSampler(SAMPLECHECK_EXAMPLE_PLUGIN, "");
   auto in_process = MakePluginSampler(SAMPLECHECK_EXAMPLE_PLUGIN, "");
