@@ -68,8 +68,9 @@ class Sampler {
   // tokens.size() draws of one row through the sampler's sampling call (Sample's path, never a counting fast path):
   // token i is the draw at offset params.offset + i, kInvalidToken where the row cannot be sampled. What the
   // campaign's agreement check compares the counting fast path with. Default: batches of Sample over the replicated
-  // row; a sampler whose sampling call can repeat one row without copying it (the cuda sampler: index indirection)
-  // overrides it.
+  // row; a sampler whose sampling call can repeat one row without copying it overrides it (the cuda sampler: index
+  // indirection; a process: SampleReplicated of the row, which crosses once to a client that answers
+  // SAMPLE_REPLICATED).
   virtual Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens);
 
   // Sample on `replicas` copies of a batch: call row k * rows.rows + r is logits row r of `rows`, with
