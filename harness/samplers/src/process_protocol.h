@@ -32,6 +32,7 @@ enum MessageType : uint32_t {
   kBye = 9,
   kVerify = 10,
   kVerified = 11,
+  kSampleReplicated = 12,
 };
 enum CapabilityBits : uint32_t {
   kCapProcessed = 1,
@@ -39,6 +40,7 @@ enum CapabilityBits : uint32_t {
   kCapNondeterministic = 4,
   kCapVerify = 8,           // answers VERIFY (a speculative-decoding chain verifier)
   kCapVerifyScripted = 16,  // VERIFY honours a scripted uniform stream
+  kCapSampleReplicated = 32,  // answers SAMPLE_REPLICATED (each distinct row sent once, with its copy count)
 };
 // The draft forms of VERIFY.
 enum DraftFormCodes : uint32_t { kDraftProbabilities = 0, kDraftLogits = 1, kDraftOneHot = 2 };
@@ -46,7 +48,8 @@ enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrF
 
 inline std::string TypeName(uint32_t type) {
   static const char* const kNames[] = {"?",     "HELLO",     "SAMPLE", "TOKENS", "PROCESSED", "DISTRIBUTION",
-                                       "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED"};
+                                       "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED",
+                                       "SAMPLE_REPLICATED"};
   return type < std::size(kNames) ? kNames[type] : "type " + std::to_string(type);
 }
 
@@ -181,6 +184,49 @@ class Reader {
   size_t at_ = 0;
   bool ok_ = true;
 };
+
+// ---- SAMPLE and SAMPLE_REPLICATED, as a client reads them (the plugin host) --------------------------------------
+// SAMPLE:            u64 rows | u64 vocab | rows × params | rows × vocab × f32 logits
+// SAMPLE_REPLICATED: u64 rows | u64 vocab | u64 replicas | (replicas × rows) × params | rows × vocab × f32 logits
+// Call row k rows + r is logits row r with params[k rows + r]; a SAMPLE is the case replicas = 1.
+struct WireSample {
+  uint64_t rows = 0;
+  uint64_t vocab = 0;
+  uint64_t replicas = 1;
+  std::vector<SamplingParams> params;  // replicas × rows
+  std::vector<float> logits;           // rows × vocab, each distinct row once
+};
+
+// Reads a SAMPLE (replicated false) or SAMPLE_REPLICATED payload; "" on success, else what is wrong.
+inline std::string ReadSample(const std::vector<uint8_t>& payload, bool replicated, WireSample& out) {
+  Reader in(payload);
+  out.rows = in.U64();
+  out.vocab = in.U64();
+  out.replicas = replicated ? in.U64() : 1;
+  // Each count bounded by what is left (the payload is < 2^30 bytes) before it is multiplied, so nothing overflows.
+  const size_t left = in.left();
+  const bool shaped = in.ok() && out.rows >= 1 && out.vocab >= 1 && out.replicas >= 1 && out.vocab <= left / 4 &&
+                      out.rows <= left / (4 * out.vocab) && out.replicas <= left / (kParamsBytes * out.rows) &&
+                      left == out.replicas * out.rows * kParamsBytes + out.rows * 4 * out.vocab;
+  if (!shaped) {
+    return TypeName(replicated ? kSampleReplicated : kSample) + " of " + std::to_string(payload.size()) +
+           " bytes does not hold rows " + std::to_string(out.rows) + " >= 1 of vocab " + std::to_string(out.vocab) +
+           " >= 1" + (replicated ? " in " + std::to_string(out.replicas) + " >= 1 replicas" : std::string());
+  }
+  out.params.resize(static_cast<size_t>(out.replicas * out.rows));
+  for (SamplingParams& p : out.params) p = in.Params();
+  out.logits.resize(static_cast<size_t>(out.rows * out.vocab));
+  in.F32s(out.logits);
+  return "";
+}
+
+// The TOKENS answer: u64 rows | rows × i32 token.
+inline std::vector<uint8_t> TokensFrame(std::span<const int32_t> tokens) {
+  Writer w(kTokens);
+  w.PutU64(tokens.size());
+  for (int32_t t : tokens) w.PutI32(t);
+  return w.Finish();
+}
 
 // ---- VERIFY (docs/process-protocol.md) ----------------------------------------------------------------------------
 // One request of a VERIFY, verified `results.size()` times (trial i: draft_tokens[i g .. i g + g), offset

@@ -3,6 +3,7 @@
 // any host agree.
 #include "samplecheck/samplers/process_sampler.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -134,34 +135,69 @@ class ProcessSampler final : public Sampler {
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
     if (Status st = CheckBatchShape(batch, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) return st;
-    const int64_t rows_per_request = std::max<int64_t>(
-        1, static_cast<int64_t>(Limits().logits_bytes / (4 * static_cast<size_t>(batch.vocab))));
-    for (int64_t first = 0; first < batch.rows; first += rows_per_request) {
-      const int64_t n = std::min(rows_per_request, batch.rows - first);
-      Writer req(kSample);
-      req.PutU64(static_cast<uint64_t>(n));
-      req.PutU64(static_cast<uint64_t>(batch.vocab));
-      for (int64_t r = first; r < first + n; ++r) req.PutParams(params[static_cast<size_t>(r)]);
-      for (int64_t r = first; r < first + n; ++r) req.PutF32s(batch.Row(r));
-      auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE");
-      if (!frame.ok()) return frame.status();
-      if (frame->type == kError) return AnswerError(*frame, "SAMPLE");
-      if (frame->type != kTokens) return Broken("answered SAMPLE with " + TypeName(frame->type) + ", not TOKENS");
-      Reader in(frame->payload);
-      const uint64_t rows = in.U64();
-      if (!in.ok() || rows != static_cast<uint64_t>(n) || in.left() != 4 * static_cast<size_t>(n)) {
-        return Broken("answered SAMPLE of " + std::to_string(n) + " rows with a TOKENS of " +
-                      std::to_string(frame->payload.size()) + " bytes for " + std::to_string(rows) + " rows");
+    return SendSample(batch, params, tokens, 0);
+  }
+
+  // A client that sets the SAMPLE_REPLICATED bit gets each distinct row once with its copy count; the others get
+  // SAMPLE on the copies, made one message at a time.
+  Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
+                          std::span<int32_t> tokens) override {
+    if (Status st = CheckReplicatedArgs(rows, replicas, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) {
+      return st;
+    }
+    if (replicas == 0 || rows.rows == 0) return Status::Ok();
+    if (!(capabilities_ & kCapSampleReplicated)) return SampleCopies(rows, params, tokens);
+    // Messages of at most Limits().logits_bytes of params and logits: the whole call when it fits; else groups of
+    // rows filling at most half of it (at least one row), each sent with as many replicas as fill the rest.
+    const size_t total_rows = static_cast<size_t>(rows.rows);
+    const size_t row_bytes = 4 * static_cast<size_t>(rows.vocab);
+    const size_t limit = Limits().logits_bytes;
+    const bool whole = total_rows * row_bytes <= limit && replicas <= (limit - total_rows * row_bytes) /
+                                                                          (total_rows * kParamsBytes);
+    const size_t group = whole ? total_rows : std::clamp<size_t>(limit / 2 / row_bytes, 1, total_rows);
+    const uint64_t per_message =
+        whole ? replicas
+              : std::clamp<uint64_t>((limit - std::min(limit, group * row_bytes)) / (group * kParamsBytes), 1,
+                                     replicas);
+    std::vector<int32_t> answer;
+    for (size_t first_row = 0; first_row < total_rows; first_row += group) {
+      const size_t n_rows = std::min(group, total_rows - first_row);
+      for (uint64_t first_copy = 0; first_copy < replicas; first_copy += per_message) {
+        const uint64_t n_copies = std::min(per_message, replicas - first_copy);
+        auto call_of = [&](size_t i) { return (first_copy + i / n_rows) * total_rows + first_row + i % n_rows; };
+        Writer req(kSampleReplicated);
+        req.PutU64(n_rows);
+        req.PutU64(static_cast<uint64_t>(rows.vocab));
+        req.PutU64(n_copies);
+        answer.assign(n_copies * n_rows, kInvalidToken);
+        for (size_t i = 0; i < answer.size(); ++i) req.PutParams(params[call_of(i)]);
+        for (size_t r = first_row; r < first_row + n_rows; ++r) req.PutF32s(rows.Row(static_cast<int64_t>(r)));
+        const std::string asked = "SAMPLE_REPLICATED of " + std::to_string(answer.size()) + " call rows (" +
+                                  std::to_string(n_copies) + " copies of " + std::to_string(n_rows) + " rows)";
+        auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE_REPLICATED");
+        Status st = ReadTokens(std::move(frame), asked, rows.vocab, answer, [&](size_t i) {
+          const size_t call = call_of(i);
+          return "call row " + std::to_string(call) + " (copy " + std::to_string(call / total_rows) + " of row " +
+                 std::to_string(call % total_rows) + ") of SAMPLE_REPLICATED";
+        });
+        if (!st.ok()) return st;
+        for (size_t i = 0; i < answer.size(); ++i) tokens[call_of(i)] = answer[i];
       }
-      for (int64_t r = first; r < first + n; ++r) {
-        const int32_t t = in.I32();
-        if (t != kInvalidToken && (t < 0 || t >= batch.vocab)) {
-          return PluginError(Name() + " returned token " + std::to_string(t) + " for row " + std::to_string(r) +
-                             "; a token must be in [-1, " + std::to_string(batch.vocab) + ") (vocab " +
-                             std::to_string(batch.vocab) + "; -1 marks a row that cannot be sampled)");
-        }
-        tokens[static_cast<size_t>(r)] = t;
-      }
+    }
+    return Status::Ok();
+  }
+
+  // Draw i at offset + i through SampleReplicated of the one row (the row sent once per message to a client that
+  // answers SAMPLE_REPLICATED), in pieces of 16 default batches so the params stay small.
+  Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens) override {
+    const uint64_t piece = 16 * DefaultCountBatchRows(row.size());
+    std::vector<SamplingParams> at(std::min<uint64_t>(piece, tokens.size()), params);
+    const RowBatch one{row.data(), 1, static_cast<int64_t>(row.size()), static_cast<int64_t>(row.size())};
+    for (uint64_t done = 0; done < tokens.size();) {
+      const uint64_t n = std::min<uint64_t>(piece, tokens.size() - done);
+      for (uint64_t i = 0; i < n; ++i) at[i].offset = params.offset + done + i;
+      if (Status st = SampleReplicated(one, n, std::span(at).first(n), tokens.subspan(done, n)); !st.ok()) return st;
+      done += n;
     }
     return Status::Ok();
   }
@@ -304,6 +340,79 @@ class ProcessSampler final : public Sampler {
 
  private:
   const RequestLimits& Limits() const { return identity_.plugin_host ? kPluginHostLimits : kProcessLimits; }
+
+  // The call rows of one SAMPLE (at least one).
+  int64_t RowsPerSample(int64_t vocab) const {
+    return std::max<int64_t>(1, static_cast<int64_t>(Limits().logits_bytes / (4 * static_cast<size_t>(vocab))));
+  }
+
+  // SAMPLE messages of RowsPerSample rows; errors name row first_call + r.
+  Status SendSample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens,
+                    size_t first_call) {
+    const int64_t rows_per_request = RowsPerSample(batch.vocab);
+    for (int64_t first = 0; first < batch.rows; first += rows_per_request) {
+      const int64_t n = std::min(rows_per_request, batch.rows - first);
+      Writer req(kSample);
+      req.PutU64(static_cast<uint64_t>(n));
+      req.PutU64(static_cast<uint64_t>(batch.vocab));
+      for (int64_t r = first; r < first + n; ++r) req.PutParams(params[static_cast<size_t>(r)]);
+      for (int64_t r = first; r < first + n; ++r) req.PutF32s(batch.Row(r));
+      auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE");
+      const size_t base = first_call + static_cast<size_t>(first);
+      Status st = ReadTokens(std::move(frame), "SAMPLE of " + std::to_string(n) + " rows", batch.vocab,
+                             tokens.subspan(static_cast<size_t>(first), static_cast<size_t>(n)),
+                             [&](size_t i) { return "row " + std::to_string(base + i); });
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  // SAMPLE on the copies of a replicated batch for a client without SAMPLE_REPLICATED: the copies of one message
+  // at a time (RowsPerSample call rows), so the copies in memory stay within one message's cap.
+  Status SampleCopies(const RowBatch& rows, std::span<const SamplingParams> params, std::span<int32_t> tokens) {
+    const size_t vocab = static_cast<size_t>(rows.vocab), calls = params.size();
+    const size_t per_message = static_cast<size_t>(RowsPerSample(rows.vocab));
+    std::vector<float> copies(std::min(per_message, calls) * vocab);
+    for (size_t first = 0; first < calls; first += per_message) {
+      const size_t n = std::min(per_message, calls - first);
+      for (size_t i = 0; i < n; ++i) {
+        const auto row = rows.Row(static_cast<int64_t>((first + i) % static_cast<size_t>(rows.rows)));
+        std::copy(row.begin(), row.end(), copies.begin() + i * vocab);
+      }
+      const RowBatch batch{copies.data(), static_cast<int64_t>(n), rows.vocab, rows.vocab};
+      if (Status st = SendSample(batch, params.subspan(first, n), tokens.subspan(first, n), first); !st.ok()) {
+        return st;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The TOKENS answer to `asked` (a SAMPLE or SAMPLE_REPLICATED of out.size() call rows): every token in
+  // [-1, vocab), where(i) naming call row i in the error of one that is not.
+  template <typename Where>
+  Status ReadTokens(Result<Frame> frame, const std::string& asked, int64_t vocab, std::span<int32_t> out,
+                    Where where) {
+    if (!frame.ok()) return frame.status();
+    const std::string request = asked.substr(0, asked.find(' '));
+    if (frame->type == kError) return AnswerError(*frame, request.c_str());
+    if (frame->type != kTokens) return Broken("answered " + request + " with " + TypeName(frame->type) + ", not TOKENS");
+    Reader in(frame->payload);
+    const uint64_t count = in.U64();
+    if (!in.ok() || count != out.size() || in.left() != 4 * out.size()) {
+      return Broken("answered " + asked + " with a TOKENS of " + std::to_string(frame->payload.size()) +
+                    " bytes for " + std::to_string(count) + " rows");
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int32_t t = in.I32();
+      if (t != kInvalidToken && (t < 0 || t >= vocab)) {
+        return PluginError(Name() + " returned token " + std::to_string(t) + " for " + where(i) +
+                           "; a token must be in [-1, " + std::to_string(vocab) + ") (vocab " +
+                           std::to_string(vocab) + "; -1 marks a row that cannot be sampled)");
+      }
+      out[i] = t;
+    }
+    return Status::Ok();
+  }
 
   Status VerifyMessage(std::span<const VerifyTrials> message) {
     Writer req(kVerify);
