@@ -53,7 +53,8 @@ SideAnswer Ask(ReplaySource& source, const std::string& side, const std::vector<
   auto answer = source.Logprobs(batch);
   if (!answer.ok()) {
     const ErrorCode code = answer.error().code;
-    const std::string why = side + " " + source.Name() + ": " + answer.error().message;
+    const std::string& message = answer.error().message;
+    const std::string why = side + " " + (message.rfind(source.Name(), 0) == 0 ? "" : source.Name() + ": ") + message;
     (code == ErrorCode::kInvalidArgument || code == ErrorCode::kUnsupported ? a.skip : a.error) = why;
     return a;
   }

@@ -14,6 +14,10 @@ namespace samplecheck::harness {
 // or in [0, vocab), and every row's parameters are valid under `profile` (the first bad row named).
 Status CheckReplayBatch(const ReplayBatch& batch, const Profile& profile);
 
+// process:<command> (src/process_sampler.cpp): LOGPROBS_BATCH over the process protocol; kInvalidArgument when the
+// client's HELLO does not set the LOGPROBS_BATCH bit, the errors of MakeProcessSampler otherwise.
+Result<std::unique_ptr<ReplaySource>> MakeProcessReplaySource(std::string_view command);
+
 // cuda[:profile] (src/cuda/cuda_replay.cpp); kUnsupported in a build without CUDA.
 Result<std::unique_ptr<ReplaySource>> MakeCudaReplaySource(std::string_view profile);
 

@@ -246,6 +246,15 @@ const std::vector<KindEntry>& KindTable() {
         "any --sampler with a processed distribution (process: through PROCESSED, plugin:, mutant:), row by row, "
         "no labels"},
        MakeFromSampler},
+      {{"process", "process:<command>",
+        "a process answering LOGPROBS_BATCH: a batch in one message with its dtype, and its labels to a trainer "
+        "that takes them (docs/process-protocol.md)"},
+       [](std::string_view spec, std::string_view arg, std::string_view) -> Result<std::unique_ptr<ReplaySource>> {
+         if (arg.find_first_not_of(" \t") == std::string_view::npos) {
+           return InvalidArgument("replay source '" + std::string(spec) + "': a process needs a command (process:<command>)");
+         }
+         return MakeProcessReplaySource(arg);
+       }},
   };
   return table;
 }
