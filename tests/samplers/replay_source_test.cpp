@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "samplecheck/reference/distribution.h"
@@ -142,6 +145,77 @@ TEST(ReplaySource, SamplerSourcesAndErrorsNameTheValue) {
 #ifndef SAMPLECHECK_HAVE_CUDA
   EXPECT_EQ(MakeReplaySource("cuda", "vllm").error().code, ErrorCode::kUnsupported);
 #endif
+}
+
+// The process source: LOGPROBS_BATCH over the protocol (tests/samplers/replay_test_client.py, standard library only).
+std::string ReplayClient(const std::string& mode) {
+  std::string dir = SAMPLECHECK_PYTHON_CLIENT;  // <source>/examples/python/samplecheck_client.py
+  dir = dir.substr(0, dir.rfind("/examples/"));
+  return "process:exec " + std::string(SAMPLECHECK_PYTHON3) + " " + dir + "/tests/samplers/replay_test_client.py " + mode;
+}
+
+bool HavePython3() { return SAMPLECHECK_PYTHON3[0] != '\0' && access(SAMPLECHECK_PYTHON3, X_OK) == 0; }
+
+TEST(ReplaySource, AProcessAnswersABatchWithItsLabelsAndGuardFlags) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 was not found at configure time";
+  auto process = MakeReplaySource(ReplayClient("ok"), "vllm");
+  ASSERT_TRUE(process.ok()) << process.error().message;
+  EXPECT_EQ((*process)->Name(), "process:replay-ok");
+  EXPECT_TRUE((*process)->GetCapabilities().labels);
+  // Two rows of one call: top-k 2 at T = 0.8 (the tie at 2.5 kept) and top-k 3 with a label outside the kept set.
+  std::vector<float> rows = kRow;
+  rows.insert(rows.end(), kRow.begin(), kRow.end());
+  std::vector<SamplingParams> params(2);
+  params[0].temperature = 0.8;
+  params[0].top_k = 2;
+  params[1].top_k = 3;
+  const std::vector<int32_t> labels = {0, 6};
+  ReplayBatch b;
+  b.rows = RowBatch{rows.data(), 2, 8, 8};
+  b.dtype = ReplayDType::kBFloat16;
+  b.params = params;
+  b.labels = labels;
+  auto got = (*process)->Logprobs(b);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->guarded, (std::vector<uint8_t>{0, 1}));
+  auto exact = Make("exact")->Logprobs(b);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->guarded, got->guarded);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (std::isinf(exact->logprobs[i])) {
+      EXPECT_TRUE(std::isinf(got->logprobs[i])) << i;
+    } else {
+      EXPECT_NEAR(got->logprobs[i], exact->logprobs[i], 1e-6) << i;
+    }
+  }
+  // A client without the labels bit gets none.
+  auto plain = MakeReplaySource(ReplayClient("no-labels"), "vllm");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE((*plain)->GetCapabilities().labels);
+  EXPECT_EQ((*plain)->Logprobs(b)->guarded, (std::vector<uint8_t>{0, 0}));
+}
+
+TEST(ReplaySource, AProcessWithoutTheBatchBitIsRefusedAndBrokenAnswersAreErrors) {
+  if (!HavePython3()) GTEST_SKIP() << "python3 was not found at configure time";
+  auto refused = MakeReplaySource(ReplayClient("sample-only"), "vllm");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("LOGPROBS_BATCH capability bit (64)"), std::string::npos)
+      << refused.error().message;
+  SamplingParams p;
+  ReplayBatch b;
+  b.rows = RowBatch{kRow.data(), 1, 8, 8};
+  b.params = std::span<const SamplingParams>(&p, 1);
+  for (const char* mode : {"short", "guard-2"}) {
+    auto broken = MakeReplaySource(ReplayClient(mode), "vllm");
+    ASSERT_TRUE(broken.ok()) << broken.error().message;
+    auto r = (*broken)->Logprobs(b);
+    ASSERT_FALSE(r.ok()) << mode;
+    EXPECT_EQ(r.error().code, ErrorCode::kPlugin) << mode;
+    EXPECT_NE(r.error().message.find(std::string(mode) == "short" ? "broke the protocol" : "guard flag 2"),
+              std::string::npos)
+        << r.error().message;
+  }
 }
 
 }  // namespace
