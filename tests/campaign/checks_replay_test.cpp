@@ -109,9 +109,9 @@ TEST(ReplayChecks, LogprobsBeyondTheFp32ToleranceFailAndWithinItPass) {
 }
 
 TEST(ReplayChecks, ATokenInsideTheNumericsMarginIsDriftNotAFailure) {
-  // Near-equal probabilities at the top-p boundary: the reference marks the boundary tokens ambiguous.
+  // Near-equal (distinct) probabilities at the top-p boundary: the numerics model makes the boundary ambiguous.
   std::vector<float> row(64);
-  for (size_t i = 0; i < row.size(); ++i) row[i] = 1e-6f * float(i % 7);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = 1e-7f * float(i);
   SamplingParams p;
   p.top_p = 0.5;
   Fixture f(row, p);
@@ -130,6 +130,30 @@ TEST(ReplayChecks, ATokenInsideTheNumericsMarginIsDriftNotAFailure) {
   EXPECT_EQ(Violations(r, "replay-trainer"), 0u) << r.OutcomesOf("replay-trainer").front()->finding;
   EXPECT_EQ(r.checks["replay_trainer"]["numeric_drift"].get<uint64_t>(), 1u);
   EXPECT_EQ(r.checks["replay_agreement"]["by_cause"]["numeric_drift"].get<uint64_t>(), 1u);
+  EXPECT_EQ(Violations(r, "replay-agreement"), 0u);
+}
+
+TEST(ReplayChecks, AnotherMemberOfATieGroupCutByPositionIsTieOrder) {
+  // Logits 3, 2, 2, 2, 1 with top_k = 3 under vllm-triton (exactly k): the tie {1, 2, 3} is cut by position; the
+  // reference keeps 1 and 2 (lowest ids) and reports the group ambiguous. A side that keeps 1 and 3 is inside it.
+  SamplingParams p;
+  p.top_k = 3;
+  Fixture f({3.0f, 2.0f, 2.0f, 2.0f, 1.0f}, p);
+  f.ref = *ComputeDistribution(LogitsView::Fp32(f.row), p, *FindProfile("vllm-triton"));
+  ASSERT_EQ(f.ref.kept, (std::vector<int32_t>{0, 1, 2}));
+  ASSERT_EQ(f.ref.ambiguous, (std::vector<int32_t>{1, 2, 3}));
+  const auto lp = LogprobsOver(f.row, p, std::vector<int32_t>{0, 1, 3});
+  f.trainer_lp.assign(f.row.size(), kMinusInf);
+  for (int32_t t : {0, 1, 3}) f.trainer_lp[size_t(t)] = float(lp[size_t(t)]);
+  const auto engine = LogprobsOver(f.row, p, std::vector<int32_t>{0, 1, 2});
+  f.engine_lp.assign(f.row.size(), kMinusInf);
+  for (int32_t t : {0, 1, 2}) f.engine_lp[size_t(t)] = float(engine[size_t(t)]);
+  f.ev.profile = FindProfile("vllm-triton");
+  f.ev.label = 0;
+  const CaseResult r = f.Judge();
+  EXPECT_EQ(Violations(r, "replay-engine"), 0u);
+  EXPECT_EQ(Violations(r, "replay-trainer"), 0u) << r.OutcomesOf("replay-trainer").front()->finding;
+  EXPECT_EQ(r.checks["replay_agreement"]["by_cause"]["tie_order"].get<uint64_t>(), 2u);
   EXPECT_EQ(Violations(r, "replay-agreement"), 0u);
 }
 

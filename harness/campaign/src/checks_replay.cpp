@@ -8,7 +8,8 @@
 //                      (label guard) joins the expected set and is counted as a guard event.
 //   replay-label       hard: the row's label (a token the engine sampled) has a finite trainer logprob; a silent
 //                      -inf (importance ratio 0, loss inf) fails, a guarded one is reported.
-//   replay-agreement   hard: the two sides' kept sets differ only where a margin (numeric drift) or the trainer's
+//   replay-agreement   hard: the two sides' kept sets differ only where the profile leaves it open (a tie group cut by
+//                      position: tie order; a decision inside the numerics margin: numeric drift) or the trainer's
 //                      other logits (input) explain it; reported: max |delta logprob| on the tokens both
 //                      keep, the kept mass an unrenormalized trainer's ratio would carry, and the synthetic rollout's
 //                      importance ratios (mean, share outside [0.9, 1.1], mismatch KL r - log r - 1; a rollout token
@@ -339,11 +340,22 @@ double GuardedTrainerLogprob(const ReplayEvidence& ev, int32_t y) {
   return a - std::log1p(std::exp(a));
 }
 
+// Whether t is an ambiguous member of a tie group its reference cuts (another ambiguous token of the same logit on
+// the other side of the cut): the profile leaves the member to the sort's order.
+bool InCutTie(const ProcessedDistribution& ref, std::span<const float> row, int32_t t) {
+  if (!ref.IsAmbiguous(t)) return false;
+  for (int32_t u : ref.ambiguous) {
+    if (u != t && row[size_t(u)] == row[size_t(t)] && ref.IsKept(u) != ref.IsKept(t)) return true;
+  }
+  return false;
+}
+
 // Why the sides disagree on t (the label is never among them: the engine keeps it, the trainer keeps or restores it
 // or fails replay-label).
 std::string Cause(const ReplayEvidence& ev, int32_t t) {
   const ProcessedDistribution& re = *ev.engine.reference;
   const ProcessedDistribution& rt = *ev.trainer.reference;
+  if (InCutTie(re, ev.engine.row, t) || InCutTie(rt, ev.trainer.row, t)) return "tie_order";
   if (re.IsAmbiguous(t) || rt.IsAmbiguous(t)) return "numeric_drift";
   if (re.IsKept(t) != rt.IsKept(t)) return "input";
   return "beyond";
@@ -353,7 +365,7 @@ json AgreementFields(const ReplayEvidence& ev) {
   const std::span<const float> le = ev.engine.logprobs, lt = ev.trainer.logprobs;
   const std::vector<int32_t> ke = KeptTokens(le), kt = KeptTokens(lt);
   json list = json::array();
-  json by_cause = {{"numeric_drift", 0}, {"input", 0}, {"beyond", 0}};
+  json by_cause = {{"tie_order", 0}, {"numeric_drift", 0}, {"input", 0}, {"beyond", 0}};
   double max_delta = 0.0;
   int32_t delta_token = -1;
   uint64_t shared = 0;
@@ -471,7 +483,8 @@ class ReplayAgreementCheck final : public CaseCheck {
         o.draws_for_power = 1;
       }
       os << "kept sets " << j.at("engine_kept").get<uint64_t>() << " / " << j.at("trainer_kept").get<uint64_t>()
-         << " (disagreements: " << c.at("numeric_drift").get<uint64_t>() << " numeric drift, "
+         << " (disagreements: " << c.at("tie_order").get<uint64_t>() << " tie order, "
+         << c.at("numeric_drift").get<uint64_t>() << " numeric drift, "
          << c.at("input").get<uint64_t>() << " input), max |delta "
          << "logprob| " << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " on "
          << j.at("shared").get<uint64_t>() << " shared tokens, unrenormalized kept mass "
@@ -519,7 +532,7 @@ json AggregateFields(const ReplayEvidence& ev) {
   uint64_t rows = 0, failed = 0, guard_events = 0, silent = 0;
   double max_delta = 0.0, mass_sum = 0.0, mass_min = 1.0;
   std::string delta_row, mass_row;
-  json causes = {{"numeric_drift", 0}, {"input", 0}, {"beyond", 0}};
+  json causes = {{"tie_order", 0}, {"numeric_drift", 0}, {"input", 0}, {"beyond", 0}};
   RolloutGroup same, other;
   for (const CaseResult& c : ev.rows) {
     if (c.status == CaseStatus::kSkipped || c.status == CaseStatus::kError) continue;
@@ -603,7 +616,8 @@ class ReplayRatioBiasCheck final : public CaseCheck {
            << " where the trainer saw the engine's logits; ";
       }
       os << j.at("rows").get<uint64_t>() << " rows (" << j.at("failed_rows").get<uint64_t>() << " failed): "
-         << "kept-set disagreements " << c.at("numeric_drift").get<uint64_t>() << " numeric drift, "
+         << "kept-set disagreements " << c.at("tie_order").get<uint64_t>() << " tie order, "
+         << c.at("numeric_drift").get<uint64_t>() << " numeric drift, "
          << c.at("input").get<uint64_t>() << " input, " << c.at("beyond").get<uint64_t>() << " beyond; max |delta logprob| "
          << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " ("
          << j.at("max_delta_row").get<std::string>() << "); unrenormalized kept mass mean "
