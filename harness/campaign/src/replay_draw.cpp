@@ -83,6 +83,22 @@ int32_t LabelOf(LabelChoice choice, std::span<const float> engine_lp, const std:
   return label;
 }
 
+// What the rows of a case share when they are judged: the two answers, the sources' names and what was sent.
+struct CaseJudge {
+  const Profile& profile;
+  const ReplayCaseSpec& spec;
+  std::string engine_name, trainer_name;
+  bool engine_given, trainer_given;
+  const SideAnswer& engine;
+  const SideAnswer& trainer;
+  size_t vocab;
+  bool labels_sent;
+
+  // Row i of the answers: its evidence through the checks.
+  CaseResult Row(CaseResult cr, const ReplayRow& row, const SamplingParams& params, const std::vector<int32_t>& rollout,
+                 int32_t label, size_t i) const;
+};
+
 }  // namespace
 
 void JudgeReplay(const ReplayEvidence& evidence, CaseResult& result) {
@@ -90,6 +106,31 @@ void JudgeReplay(const ReplayEvidence& evidence, CaseResult& result) {
   JudgeEvidence(CaseEvidence{.planned = result, .p0 = {}, .binning = none, .histogram = {}, .sampler_error = {},
                              .replay = &evidence},
                 result);
+}
+
+CaseResult CaseJudge::Row(CaseResult cr, const ReplayRow& row, const SamplingParams& params,
+                          const std::vector<int32_t>& rollout, int32_t label, size_t i) const {
+  ReplayEvidence ev;
+  ev.profile = &profile;
+  ev.params = params;
+  ev.dtype = ReplayDTypeName(spec.dtype);
+  ev.trainer_logits = TrainerLogitsName(spec.trainer_logits);
+  ev.engine = {engine_given, engine_name, row.engine_row,
+               std::span<const float>(engine.logprobs.data() + i * vocab, vocab), &row.engine_ref, false};
+  ev.trainer = {trainer_given, trainer_name, row.trainer_row,
+                std::span<const float>(trainer.logprobs.data() + i * vocab, vocab), &row.trainer_ref,
+                trainer.guarded[i] != 0};
+  ev.label = label;
+  ev.label_choice = LabelChoiceName(spec.label);
+  ev.labels_sent = labels_sent;
+  ev.rollout = rollout;
+  cr.kept = static_cast<int64_t>(row.engine_ref.kept.size());
+  cr.greedy = row.engine_ref.greedy;
+  cr.ambiguous = row.engine_ref.ambiguous;
+  cr.numeric_drift = row.engine_ref.numeric_drift;
+  cr.draws = rollout.size();
+  JudgeReplay(ev, cr);
+  return cr;
 }
 
 std::vector<float> TrainerRow(const std::vector<float>& engine_row, TrainerLogits mode, uint64_t seed) {
@@ -206,30 +247,11 @@ void ReplayDrawer::Draw(const WorkItem& item) {
   const SideAnswer trainer = Ask(*trainer_, "trainer", trainer_rows, trainer_dtype, params,
                                  labels_sent ? labels : std::vector<int32_t>{});
   if (!trainer.skip.empty() || !trainer.error.empty()) return give_up(trainer.skip, trainer.error);
+  const CaseJudge judge{*context_.profile, spec, engine_given_ ? engine_->Name() : "reference",
+                        trainer_given_ ? trainer_->Name() : "reference", engine_given_, trainer_given_, engine,
+                        trainer, vocab, labels_sent};
   for (size_t i = 0; i < live.size(); ++i) {
-    const ReplayRow& row = built[i];
-    ReplayEvidence ev;
-    ev.profile = context_.profile;
-    ev.params = params[i];
-    ev.dtype = ReplayDTypeName(spec.dtype);
-    ev.trainer_logits = TrainerLogitsName(spec.trainer_logits);
-    ev.engine = {engine_given_, engine_given_ ? engine_->Name() : "reference", row.engine_row,
-                 std::span<const float>(engine.logprobs.data() + i * vocab, vocab), &row.engine_ref, false};
-    ev.trainer = {trainer_given_, trainer_given_ ? trainer_->Name() : "reference", row.trainer_row,
-                  std::span<const float>(trainer.logprobs.data() + i * vocab, vocab), &row.trainer_ref,
-                  trainer.guarded[i] != 0};
-    ev.label = labels[i];
-    ev.label_choice = LabelChoiceName(spec.label);
-    ev.labels_sent = labels_sent;
-    ev.rollout = rollouts[i];
-    CaseResult cr = w.rows[live[i]].result;
-    cr.kept = static_cast<int64_t>(row.engine_ref.kept.size());
-    cr.greedy = row.engine_ref.greedy;
-    cr.ambiguous = row.engine_ref.ambiguous;
-    cr.numeric_drift = row.engine_ref.numeric_drift;
-    cr.draws = rollouts[i].size();
-    JudgeReplay(ev, cr);
-    finish(live[i], std::move(cr), false);
+    finish(live[i], judge.Row(w.rows[live[i]].result, built[i], params[i], rollouts[i], labels[i], i), false);
   }
 }
 
