@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "replay_internal.h"
@@ -270,21 +271,23 @@ Result<std::unique_ptr<ReplaySource>> MakeCudaReplaySource(std::string_view) {
 
 const char* ReplayDTypeName(ReplayDType dtype) { return dtype == ReplayDType::kBFloat16 ? "bf16" : "fp32"; }
 
+namespace {
+// The public part (`member`) of every entry of a table.
+template <auto member, class Entry>
+auto Column(const std::vector<Entry>& table) {
+  std::vector<std::remove_cvref_t<decltype(table.front().*member)>> v;
+  for (const Entry& e : table) v.push_back(e.*member);
+  return v;
+}
+}  // namespace
+
 const std::vector<ReplayFault>& ReplayFaults() {
-  static const std::vector<ReplayFault> faults = [] {
-    std::vector<ReplayFault> v;
-    for (const FaultEntry& f : FaultTable()) v.push_back(f.info);
-    return v;
-  }();
+  static const std::vector<ReplayFault> faults = Column<&FaultEntry::info>(FaultTable());
   return faults;
 }
 
 const std::vector<ReplaySourceKind>& ReplaySourceKinds() {
-  static const std::vector<ReplaySourceKind> kinds = [] {
-    std::vector<ReplaySourceKind> v;
-    for (const KindEntry& k : KindTable()) v.push_back(k.kind);
-    return v;
-  }();
+  static const std::vector<ReplaySourceKind> kinds = Column<&KindEntry::kind>(KindTable());
   return kinds;
 }
 
