@@ -63,7 +63,8 @@ class Engine:
     processed_logprobs(x [rows, V], t, k, p, m) -> [rows, V] log-probabilities (PROCESSED), or None.
     verify(target [B, g+1, V], draft_tokens [B, g], draft, t, k, p, m, seeds, offsets) -> (accepted [B],
         tokens [B, g+1]), or None; draft_form: "probs" | "logits" (the draft's distribution as logits whose
-        softmax is q) | "none" (the engine verifies without draft probabilities: one-hot drafts only).
+        softmax is q) | "none" (the engine verifies without draft probabilities: one-hot drafts only) |
+        "ignored" (the engine's rule never reads q, e.g. accept iff the draft equals the target's own draw).
     """
     adapter: object
     sample: Callable
@@ -192,7 +193,7 @@ class Client:
         """The draft in the engine's form, [g, V], or None."""
         import torch
         form = self.engine.draft_form
-        if call.form == samplecheck.DRAFT_ONE_HOT:
+        if call.form == samplecheck.DRAFT_ONE_HOT or form == "ignored":
             return None
         if form == "none":
             raise samplecheck.SamplerError(samplecheck.ERR_UNSUPPORTED, "this verifier takes no draft "
