@@ -116,7 +116,7 @@ class Client:
             raise ValueError(f"rows must be one of {', '.join(ROWS)}, got {rows!r}")
         self.engine, self.rows = engine, rows
 
-    # -- validation ---------------------------------------------------------------------------------------------------
+    # -- validation ----------------------------------------------------------------------------------------------------
     def _check(self, params, rows, vocab):
         for t, k, p, m in sorted(_unique_params(params, rows)):
             try:
@@ -126,7 +126,7 @@ class Client:
                     samplecheck.ERR_INVALID_ARGUMENT,
                     f"{exc} (temperature {t}, top_k {k}, top_p {p}, min_p {m})") from None
 
-    # -- SAMPLE, SAMPLE_REPLICATED and COUNT (serve replicates the row for COUNT) ---------------------------------------
+    # -- SAMPLE, SAMPLE_REPLICATED and COUNT (serve replicates the row for COUNT) --------------------------------------
     def sample(self, logits, params):
         import torch
         n, vocab = logits.shape
@@ -178,7 +178,7 @@ class Client:
                     0, lane)
         return out
 
-    # -- PROCESSED ------------------------------------------------------------------------------------------------------
+    # -- PROCESSED -----------------------------------------------------------------------------------------------------
     def logprobs(self, logits, params):
         import torch
         if bool(_invalid_mask(logits)[0]):
@@ -188,7 +188,7 @@ class Client:
         out = self.engine.processed_logprobs(logits.contiguous(), p.temperature, p.top_k, p.top_p, p.min_p)
         return torch.as_tensor(out).double().cpu()
 
-    # -- VERIFY ---------------------------------------------------------------------------------------------------------
+    # -- VERIFY --------------------------------------------------------------------------------------------------------
     def _draft_for_engine(self, call):
         """The draft in the engine's form, [g, V], or None."""
         import torch
