@@ -16,7 +16,8 @@ window``: unseeded requests, the engine's batch-wide ``exponential_`` on the pro
 (seed, offset // L) window. ``--mrv2``: Model Runner V2 (Triton; request seeding: seed = the request seed, offset =
 the position). ``--verifier``: also answer VERIFY with the rejection sampler of the same runner (v1
 rejection_sampler.py, or MRV2's rejection_sampler_utils.py). ``--no-front-end`` hands the parameters to the sampler
-without vLLM's SamplingParams rules (the 0.01 temperature floor among them; README "Front end").
+without the SamplingParams rewrites (the 0.01 temperature floor, greedy's reset of the filters; README "Front end");
+its validation still refuses what SamplingParams refuses.
 """
 import sys
 from pathlib import Path
@@ -32,12 +33,14 @@ def options(ap):
     ap.add_argument("--path", choices=va.PATHS, default="dispatch", help="v1 top-k/top-p path (default dispatch)")
     ap.add_argument("--mrv2", action="store_true", help="Model Runner V2 (Triton, GPU)")
     ap.add_argument("--verifier", action="store_true", help="also serve VERIFY (the runner's rejection sampler)")
-    ap.add_argument("--no-front-end", action="store_true", help="skip vLLM's SamplingParams rules")
+    ap.add_argument("--no-front-end", action="store_true", help="skip the SamplingParams rewrites (the 0.01 floor); its validation stays")
     ap.add_argument("--fp64-gumbel", action="store_true", help="use_fp64_gumbel=True")
 
 
-def check(front_end, t, k, p, m, vocab):
-    va._validate(0, t, k, p, m) if front_end else None
+def check(t, k, p, m, vocab):
+    """SamplingParams._verify_args' ranges (the adapter's transcription, README "Front end"): also without the front
+    end's floor, since every request reaching the sampler passed them."""
+    va._validate(0, t, k, p, m)
 
 
 def build(args):
@@ -55,7 +58,7 @@ def build(args):
         draft_form = "probs"           # rejection_sample takes draft_probs (None: one-hot / n-gram drafts)
     engine = serve.Engine(
         adapter=adapter, sample=adapter.sample,
-        check=lambda t, k, p, m, vocab: check(front_end, t, k, p, m, vocab),
+        check=check,
         seeding=args.seeding, seed_window=serve.seed_global,
         processed_logprobs=adapter.processed_logprobs,
         verify=adapter.verify if args.verifier else None, draft_form=draft_form)
