@@ -61,13 +61,15 @@ jstep() {
   case "$1" in run) extra=(--report "$base.json" --progress none)
                     [ -f "$base.json.journal" ] && extra+=(--resume) ;;
                identify) extra=(--json "$base.json") ;; esac
-  echo "== $job/$name ($(date -u +%T), GPU $CUDA_VISIBLE_DEVICES, limit $limit s): samplecheck $* ${extra[*]}" >> "$jlog"
+  echo "== $job/$name ($(date -u +%T), GPU $CUDA_VISIBLE_DEVICES, limit $limit s): samplecheck $* ${extra[*]}" \
+    >> "$jlog"
   local t0=$SECONDS
   timeout --signal=INT --kill-after=15 "$limit" "$sc" "$@" "${extra[@]}" > "$base.txt" 2>&1
   local rc=$?
   echo "exit $rc after $((SECONDS - t0)) s$([ $rc -eq 124 ] && echo ' (cut at its deadline)')" >> "$jlog"
-  grep -E "^suite |^sampler |cases:|VERDICT|FAIL  |ERROR|consistent with|excluded by|passed,|FAILED|lowest achieved|smallest p|draws in|resuming" \
+  grep -E "^suite |^sampler |cases:|VERDICT|FAIL  |ERROR|consistent with|excluded by|passed,|FAILED|lowest achieved" \
     "$base.txt" | head -60 >> "$jlog"
+  grep -E "smallest p|draws in|resuming" "$base.txt" | head -5 >> "$jlog"
   if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then tail -8 "$base.txt" >> "$jlog"; fi
 }
 

@@ -33,7 +33,8 @@ def options(ap):
     ap.add_argument("--path", choices=va.PATHS, default="dispatch", help="v1 top-k/top-p path (default dispatch)")
     ap.add_argument("--mrv2", action="store_true", help="Model Runner V2 (Triton, GPU)")
     ap.add_argument("--verifier", action="store_true", help="also serve VERIFY (the runner's rejection sampler)")
-    ap.add_argument("--no-front-end", action="store_true", help="skip the SamplingParams rewrites (the 0.01 floor); its validation stays")
+    ap.add_argument("--no-front-end", action="store_true",
+                    help="skip the SamplingParams rewrites (the 0.01 floor); its validation stays")
     ap.add_argument("--fp64-gumbel", action="store_true", help="use_fp64_gumbel=True")
 
 
