@@ -88,76 +88,53 @@ job_pytest() {
   echo "exit $? after $((SECONDS - t0)) s" >> "$jlog"
   grep -E "passed|failed|error|SKIPPED|FAILED|Error" "$work/pytest.txt" | tail -30 >> "$jlog"
 }
+# engine_job <job> <sampler> <profile> <what>...: the job's steps, each of: identify, smoke (or smoke=<suite file>:
+# the smoke step on that suite), props (the property suites), each cut at its share (the last step takes the rest).
+engine_job() {
+  local job="$1" s="$2" profile="$3"; shift 3
+  local n=$# i=0 what share
+  for what in "$@"; do
+    i=$((i + 1)); share=$([ $i -eq $n ] && echo rest || echo 150)
+    case "$what" in
+      identify) jstep "$job" identify "$share" identify --sampler "$s" ;;
+      smoke) [ "$share" = rest ] || share=300
+             jstep "$job" "smoke.$profile" "$share" run --suite smoke --profile "$profile" --sampler "$s" \
+               "${smoke_cap[@]}" ;;
+      smoke=*) [ "$share" = rest ] || share=300
+               local suite="${what#smoke=}"
+               jstep "$job" "$(basename "$suite" .suite.json).$profile" "$share" run --suite "$suite" \
+                 --profile "$profile" --sampler "$s" "${smoke_cap[@]}" ;;
+      props) jstep "$job" properties "$share" properties --profile "$profile" --sampler "$s" "${props[@]}" ;;
+      spec) [ "$share" = rest ] || share=240
+            jstep "$job" "spec-smoke.$profile" "$share" run --suite spec-smoke --profile "$profile" --verifier "$s" ;;
+      spec-standard) jstep "$job" "spec-standard.$profile" "$share" run --suite spec-standard --profile "$profile" \
+                       --verifier "$s" ;;
+    esac
+  done
+}
 job_vllm-triton() {
-  local s="process:$V --path triton --no-front-end"
-  jstep vllm-triton identify 150 identify --sampler "$s"
   jstep vllm-triton identify-front-end 120 identify --sampler "process:$V --path triton"
-  jstep vllm-triton smoke.vllm-triton 300 run --suite smoke --profile vllm-triton --sampler "$s" "${smoke_cap[@]}"
-  jstep vllm-triton properties rest properties --profile vllm-triton --sampler "$s" "${props[@]}"
+  engine_job vllm-triton "process:$V --path triton --no-front-end" vllm-triton identify smoke props
 }
-job_vllm-dispatch() {
-  local s="process:$V --path dispatch"
-  jstep vllm-dispatch identify 150 identify --sampler "$s"
-  jstep vllm-dispatch smoke.vllm-api 300 run --suite smoke --profile vllm-api --sampler "$s" "${smoke_cap[@]}"
-  jstep vllm-dispatch properties rest properties --profile vllm-api --sampler "$s" "${props[@]}"
-}
-job_vllm-pytorch() {
-  local s="process:$V --path pytorch"
-  jstep vllm-pytorch identify 150 identify --sampler "$s"
-  jstep vllm-pytorch smoke.vllm-api rest run --suite smoke --profile vllm-api --sampler "$s" "${smoke_cap[@]}"
-}
-job_vllm-window() {
-  jstep vllm-window smoke.vllm-api rest run --suite smoke --profile vllm-api \
-    --sampler "process:$V --path dispatch --seeding window" "${smoke_cap[@]}"
-}
-job_mrv2() {
-  local s="process:$V --mrv2 --path dispatch"
-  jstep mrv2 identify 150 identify --sampler "$s"
-  jstep mrv2 smoke.vllm-api 300 run --suite smoke --profile vllm-api --sampler "$s" "${smoke_cap[@]}"
-  jstep mrv2 properties rest properties --profile vllm-api --sampler "$s" "${props[@]}"
-}
-job_ts-triton() {
-  local s="process:$TS --backend triton"
-  jstep ts-triton identify 150 identify --sampler "$s"
-  jstep ts-triton smoke.vllm-triton rest run --suite smoke --profile vllm-triton --sampler "$s" "${smoke_cap[@]}"
-}
-job_ts-full() {
-  local s="process:$TS --backend triton_full"
-  jstep ts-full identify 150 identify --sampler "$s"
-  jstep ts-full smoke.vllm-triton 300 run --suite smoke --profile vllm-triton --sampler "$s" "${smoke_cap[@]}"
-  jstep ts-full properties rest properties --profile vllm-triton --sampler "$s" "${props[@]}"
-}
-job_sglang-seeded() {
-  local s="process:$SG --seeded"
-  jstep sglang-seeded identify 150 identify --sampler "$s"
-  jstep sglang-seeded smoke.sglang-torch 300 run --suite smoke --profile sglang-torch --sampler "$s" "${smoke_cap[@]}"
-  jstep sglang-seeded properties rest properties --profile sglang-torch --sampler "$s" "${props[@]}"
-}
-job_sglang-unseeded() {
-  jstep sglang-unseeded smoke.sglang-torch rest run --suite smoke --profile sglang-torch --sampler "process:$SG" \
-    "${smoke_cap[@]}"
-}
+job_vllm-dispatch() { engine_job vllm-dispatch "process:$V --path dispatch" vllm-api identify smoke props; }
+job_vllm-pytorch() { engine_job vllm-pytorch "process:$V --path pytorch" vllm-api identify smoke; }
+job_vllm-window() { engine_job vllm-window "process:$V --path dispatch --seeding window" vllm-api smoke; }
+job_mrv2() { engine_job mrv2 "process:$V --mrv2 --path dispatch" vllm-api identify smoke props; }
+job_ts-triton() { engine_job ts-triton "process:$TS --backend triton" vllm-triton identify smoke; }
+job_ts-full() { engine_job ts-full "process:$TS --backend triton_full" vllm-triton identify smoke props; }
+job_sglang-seeded() { engine_job sglang-seeded "process:$SG --seeded" sglang-torch identify smoke props; }
+job_sglang-unseeded() { engine_job sglang-unseeded "process:$SG" sglang-torch smoke; }
 job_trtllm() {
-  local s="process:$TR"
-  jstep trtllm identify 150 identify --sampler "$s"
-  jstep trtllm smoke-no-min-p.trtllm-torch 300 run --suite "$suites/smoke-no-min-p.suite.json" --profile trtllm-torch \
-    --sampler "$s" "${smoke_cap[@]}"
-  jstep trtllm properties rest properties --profile trtllm-torch --sampler "$s" "${props[@]}"
+  engine_job trtllm "process:$TR" trtllm-torch identify "smoke=$suites/smoke-no-min-p.suite.json" props
 }
 job_v1-verifier() {
-  local s="process:$V --path dispatch --verifier"
-  jstep v1-verifier spec-smoke.vllm-api 240 run --suite spec-smoke --profile vllm-api --verifier "$s"
-  jstep v1-verifier spec-standard.vllm-api rest run --suite spec-standard --profile vllm-api --verifier "$s"
+  engine_job v1-verifier "process:$V --path dispatch --verifier" vllm-api spec spec-standard
 }
 job_mrv2-verifier() {
-  local s="process:$V --mrv2 --path dispatch --verifier"
-  jstep mrv2-verifier spec-smoke.vllm-api 240 run --suite spec-smoke --profile vllm-api --verifier "$s"
-  jstep mrv2-verifier spec-standard.vllm-api rest run --suite spec-standard --profile vllm-api --verifier "$s"
+  engine_job mrv2-verifier "process:$V --mrv2 --path dispatch --verifier" vllm-api spec spec-standard
 }
 job_ts-verifier() {
-  local s="process:$TS --backend triton_full --verifier"
-  jstep ts-verifier spec-smoke.vllm-triton 240 run --suite spec-smoke --profile vllm-triton --verifier "$s"
-  jstep ts-verifier spec-standard.vllm-triton rest run --suite spec-standard --profile vllm-triton --verifier "$s"
+  engine_job ts-verifier "process:$TS --backend triton_full --verifier" vllm-triton spec spec-standard
 }
 source_jobs=(pytest vllm-triton vllm-dispatch mrv2 ts-full sglang-seeded trtllm v1-verifier mrv2-verifier ts-verifier
              vllm-pytorch ts-triton sglang-unseeded vllm-window)
