@@ -314,7 +314,7 @@ class ProcessSampler final : public Sampler {
     req.PutU64(n);
     req.PutU64(vocab);
     req.PutU32(batch.dtype == ReplayDType::kBFloat16 ? kDTypeBf16 : kDTypeFp32);
-    req.PutU32(labels ? kFlagLabels : 0);
+    req.PutU32(labels ? uint32_t{kFlagLabels} : 0u);
     for (size_t r = first; r < first + n; ++r) req.PutParams(batch.params[r]);
     if (labels) {
       for (size_t r = first; r < first + n; ++r) req.PutI32(batch.labels[r]);
