@@ -33,6 +33,8 @@ enum MessageType : uint32_t {
   kVerify = 10,
   kVerified = 11,
   kSampleReplicated = 12,
+  kLogprobsBatch = 13,  // the replay campaign's processed logprobs of a batch (docs/replay.md)
+  kLogprobs = 14,
 };
 enum CapabilityBits : uint32_t {
   kCapProcessed = 1,
@@ -41,7 +43,11 @@ enum CapabilityBits : uint32_t {
   kCapVerify = 8,           // answers VERIFY (a speculative-decoding chain verifier)
   kCapVerifyScripted = 16,  // VERIFY honours a scripted uniform stream
   kCapSampleReplicated = 32,  // answers SAMPLE_REPLICATED (each distinct row sent once, with its copy count)
+  kCapLogprobsBatch = 64,     // answers LOGPROBS_BATCH (a replay source)
+  kCapLogprobsLabels = 128,   // takes LOGPROBS_BATCH's labels (a trainer's label guard)
 };
+// LOGPROBS_BATCH: the dtype of its rows (bf16 rows hold bf16 values, sent exactly as f32) and its flags.
+enum LogprobsCodes : uint32_t { kDTypeFp32 = 0, kDTypeBf16 = 1, kFlagLabels = 1 };
 // The draft forms of VERIFY.
 enum DraftFormCodes : uint32_t { kDraftProbabilities = 0, kDraftLogits = 1, kDraftOneHot = 2 };
 enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrFailed = 3, kErrInvalidRow = 4 };
@@ -49,7 +55,7 @@ enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrF
 inline std::string TypeName(uint32_t type) {
   static const char* const kNames[] = {"?",     "HELLO",     "SAMPLE", "TOKENS", "PROCESSED", "DISTRIBUTION",
                                        "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED",
-                                       "SAMPLE_REPLICATED"};
+                                       "SAMPLE_REPLICATED", "LOGPROBS_BATCH", "LOGPROBS"};
   return type < std::size(kNames) ? kNames[type] : "type " + std::to_string(type);
 }
 
@@ -128,6 +134,7 @@ class Reader {
   explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
   bool ok() const { return ok_; }
   size_t left() const { return bytes_.size() - at_; }
+  uint8_t U8() { return static_cast<uint8_t>(Little(1)); }
   uint32_t U32() { return static_cast<uint32_t>(Little(4)); }
   uint64_t U64() { return Little(8); }
   double F64() { return std::bit_cast<double>(Little(8)); }

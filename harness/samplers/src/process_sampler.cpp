@@ -17,6 +17,7 @@
 #include "process_sampler_child.h"
 #include "process_sampler_internal.h"
 #include "process_protocol.h"
+#include "replay_internal.h"
 #include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness {
@@ -306,6 +307,63 @@ class ProcessSampler final : public Sampler {
 
   // The requests, each with its trials, in VERIFY messages of at most Limits().logits_bytes (at least one request,
   // the trials of one request cut so that their tokens stay below that size), answers checked.
+  // LOGPROBS_BATCH of the rows [first, first + n) of `batch` (labels sent when `labels`) into `out`.
+  Status LogprobsMessage(const ReplayBatch& batch, size_t first, size_t n, bool labels, ReplayRows& out) {
+    const size_t vocab = static_cast<size_t>(batch.rows.vocab);
+    Writer req(kLogprobsBatch);
+    req.PutU64(n);
+    req.PutU64(vocab);
+    req.PutU32(batch.dtype == ReplayDType::kBFloat16 ? kDTypeBf16 : kDTypeFp32);
+    req.PutU32(labels ? uint32_t{kFlagLabels} : 0u);
+    for (size_t r = first; r < first + n; ++r) req.PutParams(batch.params[r]);
+    if (labels) {
+      for (size_t r = first; r < first + n; ++r) req.PutI32(batch.labels[r]);
+    }
+    for (size_t r = first; r < first + n; ++r) req.PutF32s(batch.rows.Row(static_cast<int64_t>(r)));
+    auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering LOGPROBS_BATCH");
+    if (!frame.ok()) return frame.status();
+    if (frame->type == kError) return AnswerError(*frame, "LOGPROBS_BATCH");
+    if (frame->type != kLogprobs) return Broken("answered LOGPROBS_BATCH with " + TypeName(frame->type) + ", not LOGPROBS");
+    Reader in(frame->payload);
+    const uint64_t rows = in.U64(), cols = in.U64();
+    if (!in.ok() || rows != n || cols != vocab || in.left() != n + 4 * n * vocab) {
+      return Broken("answered a LOGPROBS_BATCH of " + std::to_string(n) + " rows x " + std::to_string(vocab) +
+                    " tokens with a LOGPROBS of " + std::to_string(frame->payload.size()) + " bytes");
+    }
+    for (size_t r = first; r < first + n; ++r) {
+      const uint8_t guarded = in.U8();
+      if (guarded > 1) {
+        return PluginError(Name() + " returned guard flag " + std::to_string(guarded) + " for row " +
+                           std::to_string(r) + " of LOGPROBS (allowed: 0, or 1 where the row's label was restored)");
+      }
+      out.guarded[r] = guarded;
+    }
+    in.F32s(std::span<float>(out.logprobs.data() + first * vocab, n * vocab));
+    return Status::Ok();
+  }
+
+  // Every row of `batch` through LOGPROBS_BATCH messages of at most Limits().logits_bytes of logits (one row at
+  // least); the labels go to a client that set the labels bit.
+  Result<ReplayRows> LogprobsAll(const ReplayBatch& batch) {
+    if (Status st = CheckBatchShape(batch.rows, batch.params.size(), batch.params.size(), 1); !st.ok()) return st.error();
+    const bool labels = !batch.labels.empty() && (capabilities_ & kCapLogprobsLabels) != 0;
+    if (labels && batch.labels.size() != batch.params.size()) {
+      return InvalidArgument(std::to_string(batch.labels.size()) + " labels for " +
+                             std::to_string(batch.params.size()) + " rows");
+    }
+    const size_t rows = static_cast<size_t>(batch.rows.rows), vocab = static_cast<size_t>(batch.rows.vocab);
+    ReplayRows out;
+    out.logprobs.resize(rows * vocab);
+    out.guarded.assign(rows, 0);
+    const size_t group = std::clamp<size_t>(Limits().logits_bytes / (4 * vocab), 1, std::max<size_t>(rows, 1));
+    for (size_t first = 0; first < rows; first += group) {
+      if (Status st = LogprobsMessage(batch, first, std::min(group, rows - first), labels, out); !st.ok()) {
+        return st.error();
+      }
+    }
+    return out;
+  }
+
   Status VerifyAll(std::span<const VerifyTrials> all) {
     const size_t limit = Limits().logits_bytes;
     std::vector<VerifyTrials> message;
@@ -591,6 +649,22 @@ class ProcessVerifier final : public Verifier {
   std::unique_ptr<ProcessSampler> process_;
 };
 
+// A process as a replay source (replay_source.h): LOGPROBS_BATCH over the ProcessSampler's transport.
+class ProcessReplaySource final : public ReplaySource {
+ public:
+  explicit ProcessReplaySource(std::unique_ptr<ProcessSampler> process) : process_(std::move(process)) {}
+  std::string Name() const override { return process_->Name(); }
+  ReplayCapabilities GetCapabilities() const override {
+    return {.labels = (process_->RawCapabilities() & kCapLogprobsLabels) != 0,
+            .parallel_instances = process_->Who().plugin_host,
+            .profile = process_->Profile()};
+  }
+  Result<ReplayRows> Logprobs(const ReplayBatch& batch) override { return process_->LogprobsAll(batch); }
+
+ private:
+  std::unique_ptr<ProcessSampler> process_;
+};
+
 // A deadline of the options: in (0, 86400] seconds.
 Status CheckTimeout(const char* field, double seconds) {
   if (seconds > 0 && seconds <= kMaxTimeoutSeconds) return Status::Ok();
@@ -652,6 +726,22 @@ Result<std::unique_ptr<Verifier>> AsVerifier(Result<std::unique_ptr<ProcessSampl
 }
 
 }  // namespace
+
+Result<std::unique_ptr<ReplaySource>> MakeProcessReplaySource(std::string_view command) {
+  auto options = ProcessSamplerOptions::FromEnvironment();
+  if (!options.ok()) return options.error();
+  auto started = StartProcess([&] { return ChildProcess::Spawn(std::string(command)); },
+                              CommandIdentity("process replay source", command), *options);
+  if (!started.ok()) return started.error();
+  std::unique_ptr<ProcessSampler> process = std::move(started).value();
+  if (!(process->RawCapabilities() & kCapLogprobsBatch)) {
+    return InvalidArgument(process->Who().label + " (" + process->Name() + ") cannot be a replay source: its HELLO "
+                           "does not set the LOGPROBS_BATCH capability bit (64) (capabilities " +
+                           std::to_string(process->RawCapabilities()) + "; docs/process-protocol.md); a client "
+                           "answering PROCESSED replays row by row as sampler:process:<command>");
+  }
+  return std::unique_ptr<ReplaySource>(std::make_unique<ProcessReplaySource>(std::move(process)));
+}
 
 Result<double> process_internal::ParseTimeoutSeconds(std::string_view variable, std::string_view text) {
   const std::string value(text);
