@@ -25,6 +25,7 @@ CheckList TokenChecks();        // checks_token.cpp: max-abs-z
 CheckList BatchChecks();        // checks_batch.cpp: batch-invariance, independence, serial, alone-vs-batch
 CheckList AgreementChecks();    // checks_agreement.cpp: agreement
 CheckList EquivalenceChecks();  // checks_equivalence.cpp: equivalence
+CheckList ReplayChecks();       // checks_replay.cpp: replay-engine, -trainer, -label, -agreement, -ratio-bias
 // The speculative family is SpecCaseChecks() (checks.h; checks_spec.cpp).
 
 // Draws at which a test's power is reported (CheckOutcome::draws_for_power).

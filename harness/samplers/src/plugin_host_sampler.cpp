@@ -96,12 +96,8 @@ Result<HostLaunch> PlanHostLaunch(std::string_view path, std::string_view config
   if (!host.ok()) return host.error();
   HostLaunch launch;
   launch.library = std::string(path);
-  launch.fallback_name = "plugin:";
-  launch.fallback_name += Basename(path);
-  if (!config.empty()) {
-    launch.fallback_name += ':';
-    launch.fallback_name += config;
-  }
+  launch.fallback_name = "plugin:" + Basename(path);
+  if (!config.empty()) launch.fallback_name.append(":").append(config);
   launch.argv = {*host, launch.library, std::string(config)};
   return launch;
 }
