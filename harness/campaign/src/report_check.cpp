@@ -3,6 +3,7 @@
 // the campaign's (PrepareWork, PlanCaseDraws): one definition of each.
 #include "samplecheck/campaign/report_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "check_family.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/json_text.h"
+#include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
 
 namespace samplecheck::harness {
@@ -30,6 +32,9 @@ std::string Num(double v) {
 }
 
 bool Probability(double p) { return p >= 0.0 && p <= 1.0; }
+
+// A replay campaign's report (replay_campaign.h): exact checks only, so no TV, power or per-test alpha is planned.
+bool IsReplayReport(const CampaignReport& r) { return r.sampler_spec.rfind("replay ", 0) == 0; }
 
 json BatchJson(const BatchPosition& b) {
   return {b.batch, b.position, b.size, b.entry, b.copy, b.partner};
@@ -66,7 +71,10 @@ std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& plann
   return "";
 }
 
-Status CheckCaseConsistency(const CaseResult& c) {
+namespace {
+
+// `replay`: the case is a replay report's, which plans no statistical test (its tv and alpha are 0).
+Status CaseConsistency(const CaseResult& c, bool replay) {
   const std::string where = "case " + c.name;
   if (c.status == CaseStatus::kSkipped && c.draws != 0) {
     return Inconsistent(where + ": a skipped case is never drawn, this one says " + std::to_string(c.draws) + " draws");
@@ -74,7 +82,11 @@ Status CheckCaseConsistency(const CaseResult& c) {
   if (!(c.achieved_power >= 0 && c.achieved_power <= 1)) {
     return Inconsistent(where + ": achieved_power " + Num(c.achieved_power) + " is outside [0, 1]");
   }
-  if (c.status != CaseStatus::kSkipped) {
+  if (replay && (c.tv != 0 || c.alpha_plan != 0)) {
+    return Inconsistent(where + ": a replay case plans no statistical test, this one says plan.tv " + Num(c.tv) +
+                        ", alpha_per_test " + Num(c.alpha_plan));
+  }
+  if (c.status != CaseStatus::kSkipped && !replay) {
     if (!(c.tv > 0 && c.tv <= 0.5)) return Inconsistent(where + ": plan.tv " + Num(c.tv) + " is outside (0, 0.5]");
     if (!(c.alpha_plan > 0 && c.alpha_plan < 1)) {
       return Inconsistent(where + ": plan.alpha_per_test " + Num(c.alpha_plan) + " is outside (0, 1)");
@@ -103,9 +115,23 @@ Status CheckCaseConsistency(const CaseResult& c) {
   return Status::Ok();
 }
 
+}  // namespace
+
+// Alone, a case with no planned test (tv and alpha 0) is taken for a replay row; its report says whether it is one.
+Status CheckCaseConsistency(const CaseResult& c) { return CaseConsistency(c, c.tv == 0 && c.alpha_plan == 0); }
+
 Status CheckReportConsistency(const CampaignReport& r) {
-  if (!(r.tv > 0 && r.tv <= 0.5)) return Inconsistent("the report's tv " + Num(r.tv) + " is outside (0, 0.5]");
-  if (!(r.power > 0 && r.power < 1)) return Inconsistent("the report's power " + Num(r.power) + " is outside (0, 1)");
+  const bool replay = IsReplayReport(r);
+  if (replay && (r.tv != 0 || r.power != 0)) {
+    return Inconsistent("a replay report's checks are exact: its tv " + Num(r.tv) + " and power " + Num(r.power) +
+                        " must be 0");
+  }
+  if (!replay && !(r.tv > 0 && r.tv <= 0.5)) {
+    return Inconsistent("the report's tv " + Num(r.tv) + " is outside (0, 0.5]");
+  }
+  if (!replay && !(r.power > 0 && r.power < 1)) {
+    return Inconsistent("the report's power " + Num(r.power) + " is outside (0, 1)");
+  }
   if (r.evidence.min_judged_cases < 1 || r.evidence.min_draws < 1) {
     return Inconsistent("evidence floors min_judged_cases = " + std::to_string(r.evidence.min_judged_cases) +
                         ", min_draws = " + std::to_string(r.evidence.min_draws) +
@@ -114,7 +140,7 @@ Status CheckReportConsistency(const CampaignReport& r) {
   std::set<std::string> names;
   for (const CaseResult& c : r.cases) {
     if (!names.insert(c.name).second) return Inconsistent("case " + c.name + " appears twice");
-    if (Status st = CheckCaseConsistency(c); !st.ok()) return st;
+    if (Status st = CaseConsistency(c, replay); !st.ok()) return st;
   }
   if (r.cases.size() > r.planned_cases) {
     return Inconsistent(std::to_string(r.cases.size()) + " cases, more than the " + std::to_string(r.planned_cases) +
@@ -163,6 +189,57 @@ Status CheckSpecPlan(const CampaignReport& r, const SpecSuite& suite) {
       if (!present.count(name)) {
         return Inconsistent("case " + name + " of spec suite " + suite.name + " is missing from the report");
       }
+    }
+  }
+  return Status::Ok();
+}
+
+// A replay report: its row cases are those the campaign plans under the report's seed, profile and rollout (the
+// "more-gen/<i>" cases of --generated counted from the report), in order, then the aggregate case.
+Status CheckReplayPlan(const CampaignReport& r, const ReplaySuite& suite) {
+  size_t more = 0;
+  uint64_t rollout = suite.rollout;
+  for (const CaseResult& c : r.cases) {
+    if (c.name != kReplayAggregateCase) rollout = c.planned_draws;
+    if (c.name.rfind("more-gen/", 0) != 0) continue;
+    const std::string index = c.name.substr(9, c.name.find('/', 9) - 9);
+    if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos) {
+      return Inconsistent("case " + c.name + " is not a case replay suite " + suite.name + " plans");
+    }
+    more = std::max(more, static_cast<size_t>(std::stoul(index)) + 1);
+  }
+  auto planned = PlanReplayRows(suite, r.profile, r.seed, more, rollout);
+  if (!planned.ok()) return planned.error().WithContext("replay suite " + suite.name);
+  const size_t stored_rows = r.cases.empty() || r.cases.back().name != kReplayAggregateCase ? r.cases.size()
+                                                                                              : r.cases.size() - 1;
+  if (r.cases.empty() || r.cases.back().name != kReplayAggregateCase) {
+    return Inconsistent("the replay report's last case is not its \"" + std::string(kReplayAggregateCase) + "\" case");
+  }
+  if (stored_rows > planned->size() || (!r.interrupted && stored_rows != planned->size())) {
+    return Inconsistent(std::to_string(stored_rows) + " row cases, replay suite " + suite.name + " plans " +
+                        std::to_string(planned->size()) + " under the report's seed and profile");
+  }
+  size_t next = 0;  // an interrupted run keeps the finished rows in plan order, some left out
+  for (size_t i = 0; i < stored_rows; ++i) {
+    const CaseResult& c = r.cases[i];
+    while (next < planned->size() && (*planned)[next].name != c.name) ++next;
+    if (next == planned->size()) {
+      return Inconsistent("case " + c.name + " is not a row replay suite " + suite.name +
+                          " plans in this place under the report's seed and profile");
+    }
+    const CaseResult& p = (*planned)[next++];
+    if (std::string d = CaseSpecDifference(c, p); !d.empty()) {
+      return Inconsistent("case " + c.name + " differs from the replay suite's plan in " + d);
+    }
+    if ((c.status == CaseStatus::kSkipped) != (p.status == CaseStatus::kSkipped)) {
+      return Inconsistent("case " + c.name + (p.status == CaseStatus::kSkipped ? " is judged, its plan skips it ("
+                                                                                  : " is skipped, its plan judges it (") +
+                          (p.reason.empty() ? "valid parameters" : p.reason) + ")");
+    }
+    if (c.planned_draws != p.planned_draws || c.draws > c.planned_draws) {
+      return Inconsistent("case " + c.name + ": " + std::to_string(c.draws) + " rollout tokens of " +
+                          std::to_string(c.planned_draws) + " planned; every row of the report plans " +
+                          std::to_string(p.planned_draws));
     }
   }
   return Status::Ok();
@@ -295,6 +372,11 @@ Status CheckAgainstSuite(const CampaignReport& r, const Suite& suite, const std:
 
 Status CheckAgainstPlan(const CampaignReport& r, const std::string& suite_name) {
   const std::string context = "the report's suite " + suite_name;
+  if (IsReplayReport(r)) {
+    Result<ReplaySuite> replay = LoadReplaySuite(suite_name);
+    if (!replay.ok()) return replay.error().WithContext(context);
+    return CheckReplayPlan(r, *replay);
+  }
   if (IsBuiltinSpecSuite(suite_name)) {
     Result<SpecSuite> spec = LoadSpecSuite(suite_name);
     if (!spec.ok()) return spec.error().WithContext(context);
