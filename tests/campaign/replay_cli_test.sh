@@ -15,6 +15,23 @@ case "$scenario" in
     grep -q '^replay: .*label guard events [1-9]' "$dir/out.txt" || fail "no aggregate line with guard events"
     expect_rc 0 "$bin" gate "$dir/r.json"
     grep -q 'replay-agreement' "$dir/r.html" || fail "the HTML report shows no replay check"
+    # The gate checks a replay report against its suite's plan and its own consistency (issue 33 on replay
+    # reports): each edit below is refused (exit 2) with the inconsistency named.
+    for edit in tv drop rename params seed; do
+      python3 - "$dir/r.json" "$dir/t-$edit.json" "$edit" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+edit = sys.argv[3]
+if edit == "tv": r["tv"] = 0.05
+if edit == "drop": del r["cases"][3]
+if edit == "rename": r["cases"][2]["name"] = "made-up"
+if edit == "params": r["cases"][1]["params"]["top_k"] = 7
+if edit == "seed": r["cases"][1]["row_seed"] += 1
+json.dump(r, open(sys.argv[2], "w"))
+PY
+      expect_rc 2 "$bin" gate "$dir/t-$edit.json"
+      grep -q 'inconsistent report\|plan' "$dir/err.txt" || fail "edit $edit: the refusal names no inconsistency"
+    done
     ;;
   faults_fail)
     for fault in $("$bin" replay --list | sed -n '/^planted replay faults/,/^built-in/p' | grep -E '^  [a-z]' | tr -d ' '); do

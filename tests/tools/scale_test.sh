@@ -17,7 +17,7 @@ same_judgement() {  # same_judgement <a.json> <b.json>
   local f='del(.samplecheck_version, .git_revision, .started, .seconds, .command_line, .budget, .draw_plan, .merged_shards, .shard, .machine, .gpu, .cases[].seconds)'
   diff <(jq -S "$f" "$1") <(jq -S "$f" "$2") >"$dir/diff.txt" || { head -40 "$dir/diff.txt"; fail "$1 and $2 differ"; }
 }
-std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --progress none)
+std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --allow-underpowered --progress none)
 
 case "$scenario" in
   shard_merge_standard)
@@ -60,13 +60,13 @@ case "$scenario" in
     run_shards() {  # run_shards <prefix> <count> <extra args...>
       local p=$1 n=$2; shift 2
       for ((i = 0; i < n; i++)); do
-        "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --shard $i/$n --report "$dir/$p$i.json" --progress none "$@" >/dev/null 2>&1 || fail "shard $p$i"
+        "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --allow-underpowered --shard $i/$n --report "$dir/$p$i.json" --progress none "$@" >/dev/null 2>&1 || fail "shard $p$i"
       done
     }
     run_shards a 2
     run_shards b 2 --draw-seed 9
     run_shards c 3
-    "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --report "$dir/full.json" --progress none >/dev/null 2>&1
+    "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --allow-underpowered --report "$dir/full.json" --progress none >/dev/null 2>&1
     expect_error "missing: merge needs every shard" "$bin" merge "$dir/a0.json"
     expect_error "is given twice" "$bin" merge "$dir/a0.json" "$dir/a0.json"
     expect_error "its draw seed is 9, not 3" "$bin" merge "$dir/a0.json" "$dir/b1.json"
@@ -104,7 +104,7 @@ case "$scenario" in
     ;;
   shard_options)
     # --shard I/N, auto (GoogleTest, Slurm), auto/N (Kubernetes); and what is refused, with exit 2.
-    small=(--suite smoke --sampler exact --seed 3 --max-draws 4096 --progress none)
+    small=(--suite smoke --sampler exact --seed 3 --max-draws 4096 --allow-underpowered --progress none)
     expect_rc 0 env GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=2 "$bin" run "${small[@]}" --shard auto --report "$dir/g.json"
     jq -e '.shard.index == 1 and .shard.count == 2 and .shard.source == "GTEST_SHARD_INDEX"' "$dir/g.json" >/dev/null || fail "gtest"
     expect_rc 0 env SLURM_ARRAY_TASK_ID=11 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_COUNT=3 "$bin" run "${small[@]}" --shard auto --report "$dir/s.json"

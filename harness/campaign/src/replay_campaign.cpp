@@ -15,11 +15,10 @@ namespace samplecheck::harness {
 namespace {
 
 // One case's rows as judged cases: "<case>" alone, "<case>/b<k>" in a batch; the rollout's Philox key per row.
-Result<ReplayCaseWork> PlanCase(const ReplayCaseSpec& cs, const Profile& profile, const CampaignReport& report,
-                                uint64_t rollout) {
+Result<ReplayCaseWork> PlanCase(const ReplayCaseSpec& cs, const Profile& profile, uint64_t seed, uint64_t rollout) {
   ReplayCaseWork w;
   w.spec = &cs;
-  const uint64_t case_seed = CaseSeed(report.seed, cs.name);
+  const uint64_t case_seed = CaseSeed(seed, cs.name);
   uint32_t rows = 0;
   for (const ReplayEntry& e : cs.entries) rows += e.copies;
   uint32_t k = 0;
@@ -58,6 +57,32 @@ Result<ReplayCaseWork> PlanCase(const ReplayCaseSpec& cs, const Profile& profile
     }
   }
   return w;
+}
+
+// The suite's cases, its generated ones, then `more` generated under the run's seed ("more-gen/<i>").
+std::vector<ReplayCaseSpec> ReplayCases(const ReplaySuite& suite, const Profile& profile, uint64_t seed, size_t more) {
+  std::vector<ReplayCaseSpec> cases = suite.cases;
+  for (ReplayCaseSpec& g : GenerateReplayCases(suite.generated_seed, suite.generated, profile)) cases.push_back(g);
+  for (ReplayCaseSpec& g : GenerateReplayCases(seed ^ 0x5EEDULL, more, profile)) {
+    g.name = "more-" + g.name;
+    cases.push_back(g);
+  }
+  return cases;
+}
+
+// Every case's rows in suite order (`cases` outlives the work: each ReplayCaseWork points at its spec).
+Result<std::vector<ReplayCaseWork>> PlanWork(const std::vector<ReplayCaseSpec>& cases, const Profile& profile,
+                                             uint64_t seed, uint64_t rollout) {
+  std::vector<ReplayCaseWork> work;
+  size_t rows = 0;
+  for (const ReplayCaseSpec& cs : cases) {
+    auto w = PlanCase(cs, profile, seed, rollout);
+    if (!w.ok()) return w.error();
+    w->first_row = rows;
+    rows += w->rows.size();
+    work.push_back(std::move(*w));
+  }
+  return work;
 }
 
 std::string JudgedProfile(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
@@ -108,21 +133,11 @@ Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayC
   report.draw_seed = report.seed;
   const uint64_t rollout = options.rollout.value_or(suite.rollout);
   if (rollout < 1) return InvalidArgument("--rollout 0: a row's synthetic rollout needs at least one token");
-  std::vector<ReplayCaseSpec> cases = suite.cases;
-  for (ReplayCaseSpec& g : GenerateReplayCases(suite.generated_seed, suite.generated, *profile)) cases.push_back(g);
-  for (ReplayCaseSpec& g : GenerateReplayCases(report.seed ^ 0x5EEDULL, options.generated, *profile)) {
-    g.name = "more-" + g.name;
-    cases.push_back(g);
-  }
-  std::vector<ReplayCaseWork> work;
-  size_t rows = 0;
-  for (const ReplayCaseSpec& cs : cases) {
-    auto w = PlanCase(cs, *profile, report, rollout);
-    if (!w.ok()) return w.error();
-    w->first_row = rows;
-    rows += w->rows.size();
-    work.push_back(std::move(*w));
-  }
+  const std::vector<ReplayCaseSpec> cases = ReplayCases(suite, *profile, report.seed, options.generated);
+  auto planned = PlanWork(cases, *profile, report.seed, rollout);
+  if (!planned.ok()) return planned.error();
+  std::vector<ReplayCaseWork>& work = *planned;
+  const size_t rows = work.empty() ? 0 : work.back().first_row + work.back().rows.size();
   const bool parallel = (*first_engine)->GetCapabilities().parallel_instances &&
                         (*first_trainer)->GetCapabilities().parallel_instances;
   const unsigned jobs = WorkerCount(options.jobs, parallel, work.size());
@@ -155,6 +170,20 @@ Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayC
   ApplyCampaignVerdict(report);
   report.seconds = SecondsSince(started);
   return report;
+}
+
+Result<std::vector<CaseResult>> PlanReplayRows(const ReplaySuite& suite, const std::string& profile_name,
+                                               uint64_t seed, size_t more_generated, uint64_t rollout) {
+  const Profile* profile = FindProfile(profile_name);
+  if (profile == nullptr) return InvalidArgument("unknown profile '" + profile_name + "'");
+  const std::vector<ReplayCaseSpec> cases = ReplayCases(suite, *profile, seed, more_generated);
+  auto work = PlanWork(cases, *profile, seed, rollout);
+  if (!work.ok()) return work.error();
+  std::vector<CaseResult> rows;
+  for (const ReplayCaseWork& w : *work) {
+    for (const ReplayRowWork& r : w.rows) rows.push_back(r.result);
+  }
+  return rows;
 }
 
 }  // namespace samplecheck::harness

@@ -128,4 +128,9 @@ struct ReplayEvidence {
 // usual ones). Errors: unknown source, profile or fault, invalid suite values (kInvalidArgument: exit 2).
 Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options);
 
+// The row cases a replay campaign plans (identity, row, seeds, parameters; skipped rows marked), in report order and
+// without the "aggregate" case: the gate checks a stored replay report against them (report_check.cpp).
+Result<std::vector<CaseResult>> PlanReplayRows(const ReplaySuite& suite, const std::string& profile, uint64_t seed,
+                                               size_t more_generated, uint64_t rollout);
+
 }  // namespace samplecheck::harness
