@@ -12,8 +12,8 @@
 //            no filter, then the chain kernel) vs FlashInfer's OnlineSoftmax over the B (g + 1) target rows + its
 //            chain kernel (FlashInfer's softmax is fp32 only)
 // FlashInfer runs in deterministic mode with scalar seed/offset; ours reads seeds and offsets from device arrays.
-// Ours does more per request than FlashInfer's kernel: it checks every draft row (finite, >= 0, sum within 1e-3 of
-// 1), normalizes q by its sum and draws with exact integer CDFs (docs/kernels.md); FlashInfer does none of that.
+// Ours does more than FlashInfer's kernel: q normalized by its row's sum, every value and every whole row it reads
+// checked, exact integer CDFs (docs/kernels.md "What the verifier reads"); FlashInfer does none of that.
 // Output: CSV (kind,impl,dtype,vocab,batch,g,median_us,p10_us,p90_us) and '#' lines for the device.
 //
 //   verify_chain_compare_bench [--iters 50] [--warmup 5] [--vocabs 128256,32000] [--batches 1,16,64,256] [--gs 1,4,8]

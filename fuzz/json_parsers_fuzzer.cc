@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fuzz_check.h"
 #include "fuzz_decode.h"
 #include "samplecheck/campaign/result.h"
 #include "samplecheck/campaign/row_source.h"
@@ -32,16 +33,10 @@
 namespace samplecheck::fuzz {
 namespace {
 
-void CheckError(const Error& e, const char* what) {
-  FUZZ_CHECK(e.code == ErrorCode::kParse || e.code == ErrorCode::kInvalidArgument || e.code == ErrorCode::kIo,
-             "%s: unexpected error %s", what, e.ToString().c_str());
-  FUZZ_CHECK(!e.message.empty(), "%s: empty error message", what);
-}
-
 void FuzzNpy(const std::string& bytes) {
   const Result<harness::NpyArray> npy = harness::ParseNpy(bytes, "fuzz.npy");
   if (!npy.ok()) {
-    CheckError(npy.error(), "ParseNpy");
+    CheckInputError(npy.error(), "ParseNpy");
     return;
   }
   const harness::NpyArray& a = *npy;
@@ -62,7 +57,7 @@ void FuzzNpy(const std::string& bytes) {
 void FuzzReport(const nlohmann::json& json) {
   Result<harness::CampaignReport> report = harness::ReportFromJson(json);
   if (!report.ok()) {
-    CheckError(report.error(), "ReportFromJson");
+    CheckInputError(report.error(), "ReportFromJson");
     return;
   }
   const nlohmann::json written = harness::ReportToJson(*report);
@@ -84,7 +79,7 @@ void FuzzReport(const nlohmann::json& json) {
 void FuzzSuite(const nlohmann::json& json) {
   const Result<harness::Suite> suite = harness::ParseSuite(json, "/nonexistent/fuzz", "fuzz.json");
   if (!suite.ok()) {
-    CheckError(suite.error(), "ParseSuite");
+    CheckInputError(suite.error(), "ParseSuite");
     return;
   }
   for (const harness::CaseSpec& c : suite->cases) {
@@ -97,7 +92,7 @@ void FuzzSuite(const nlohmann::json& json) {
 void FuzzRowSpec(const nlohmann::json& json, uint64_t seed) {
   const Result<harness::RowSpec> spec = harness::ParseRowSpec(json);
   if (!spec.ok()) {
-    CheckError(spec.error(), "ParseRowSpec");
+    CheckInputError(spec.error(), "ParseRowSpec");
     return;
   }
   const nlohmann::json written = harness::RowSpecToJson(*spec);
@@ -112,7 +107,7 @@ void FuzzRowSpec(const nlohmann::json& json, uint64_t seed) {
       FUZZ_CHECK(static_cast<int64_t>(row->size()) == spec->vocab || spec->kind == "dyadic",
                  "MakeRow(%s) gave %zu values", written.dump().c_str(), row->size());
     } else {
-      CheckError(row.error(), "MakeRow");
+      CheckInputError(row.error(), "MakeRow");
     }
   }
 }
@@ -120,7 +115,7 @@ void FuzzRowSpec(const nlohmann::json& json, uint64_t seed) {
 void FuzzParams(const nlohmann::json& json) {
   const Result<SamplingParams> params = harness::ParseParams(json);
   if (!params.ok()) {
-    CheckError(params.error(), "ParseParams");
+    CheckInputError(params.error(), "ParseParams");
     return;
   }
   const nlohmann::json written = harness::ParamsToJson(*params, true);

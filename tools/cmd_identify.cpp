@@ -1,6 +1,7 @@
 // samplecheck identify: which semantics profiles a sampler's draws are consistent with, probe by probe, with the
 // evidence that excludes each other profile (campaign/identify.h). Exit 0 when at least one profile is
 // consistent, 1 when none is, 2 on a usage or input error.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,12 +23,42 @@ struct IdentifyCommandOptions {
   std::string json;
 };
 
+// The plugin library an identify reads (plugin:<path>[:config], plugin-inproc:...), "" for other samplers.
+std::string PluginPathOf(const std::string& spec) {
+  for (const std::string kind : {"plugin:", "plugin-inproc:"}) {
+    if (spec.rfind(kind, 0) != 0) continue;
+    const std::string rest = spec.substr(kind.size());
+    return rest.substr(0, rest.find(':'));
+  }
+  return "";
+}
+
+// --json replaces a file only when it is absent, empty or an earlier identify result: `identify --json suite.json`
+// must not destroy a suite (identify reads no file of its own to compare the path with).
+Status ReplaceableIdentifyJson(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) == 0) return Status::Ok();
+  Result<std::string> text = ReadFileCapped(path, uint64_t{1} << 28, "an identify result");
+  if (!text.ok()) return text.error();
+  Result<nlohmann::json> j = harness::ParseJsonStrict(*text, path);
+  if (j.ok() && j->is_object() && j->contains("consistent_profiles") && j->contains("probes")) return Status::Ok();
+  return InvalidArgument("--json " + path + " exists and is not an identify result (it would be replaced): write "
+                         "elsewhere, or remove it first");
+}
+
 int Identify(IdentifyCommandOptions& o) {
   if (!o.json.empty()) {
-    if (Status st = CheckWritable(o.json); !st.ok()) {
+    Status st = CheckOutputs({{"--json", o.json}}, {{"the plugin", PluginPathOf(o.identify.sampler_spec)}});
+    if (st.ok()) st = ReplaceableIdentifyJson(o.json);
+    if (!st.ok()) {
       std::cerr << "samplecheck identify: " << st.error().message << "\n";
       return kExitUsage;
     }
+  }
+  auto locks = LockOutputs({{"--json", o.json}});
+  if (!locks.ok()) {
+    std::cerr << "samplecheck identify: " << locks.error().message << "\n";
+    return kExitUsage;
   }
   if (!o.profile.empty()) {
     if (!FindProfile(o.profile)) {

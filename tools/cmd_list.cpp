@@ -1,7 +1,8 @@
 // samplecheck list: what this program can check and with what, printed from the tables themselves: the sampler
-// kinds (samplers/sampler_registry.h), the built-in suites, the semantics profiles (reference/profile.h), the case
-// checks of a campaign (campaign/checks.h), the properties (properties/suite.h) and the mutant zoo
-// (samplers/mutants.h). `--names` prints one name per line for scripts (scripts/properties-nightly takes its
+// kinds (samplers/sampler_registry.h), the verifier kinds (samplers/verifier.h), the built-in suites (sampler and
+// speculative-decoding suites), the semantics profiles (reference/profile.h), the case checks of a campaign
+// (campaign/checks.h), the properties (properties/suite.h), the mutant zoo (samplers/mutants.h) and the verifier
+// mutants (samplers/verifier.h). `--names` prints one name per line for scripts (scripts/properties-nightly takes its
 // profiles from `samplecheck list --profiles --names`).
 #include <iostream>
 #include <memory>
@@ -11,22 +12,26 @@
 
 #include "command_registry.h"
 #include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/samplers/mutants.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::tools {
 namespace {
 
 struct ListOptions {
   bool samplers = false;
+  bool verifiers = false;
   bool suites = false;
   bool profiles = false;
   bool checks = false;
   bool properties = false;
   bool mutants = false;
+  bool verifier_mutants = false;
   bool names = false;
 };
 
@@ -48,10 +53,20 @@ std::vector<Section> Sections(const ListOptions& o) {
     samplers.entries.emplace_back(k.name, Padded(k.usage, 34) + " " + Padded(k.available ? "available" : "missing", 9) +
                                               " " + k.summary);
   }
+  Section& verifiers = sections.emplace_back(
+      Section{o.verifiers, "verifiers (run --suite spec-... --verifier; docs/speculative.md):", {}});
+  for (const harness::VerifierKind& k : harness::VerifierKinds()) {
+    verifiers.entries.emplace_back(k.name, Padded(k.usage, 34) + " " +
+                                               Padded(k.available ? "available" : "missing", 9) + " " + k.summary);
+  }
   Section& suites = sections.emplace_back(Section{o.suites, "suites (--suite; or a suite file, docs/suites.md):", {}});
   for (const auto& s : harness::BuiltinSuites()) {
-    suites.entries.emplace_back(s.name, Padded(s.name, 10) + " " + Padded(std::to_string(s.cases), 3) + " cases  " +
+    suites.entries.emplace_back(s.name, Padded(s.name, 13) + " " + Padded(std::to_string(s.cases), 3) + " cases  " +
                                             s.description);
+  }
+  for (const auto& s : harness::BuiltinSpecSuites()) {
+    suites.entries.emplace_back(s.name, Padded(s.name, 13) + " " + Padded(std::to_string(s.cases), 3) +
+                                            " cases  (speculative decoding, --verifier) " + s.description);
   }
   Section& profiles = sections.emplace_back(Section{o.profiles, "profiles (--profile):", {}});
   for (const Profile* p : AllProfiles()) {
@@ -78,11 +93,18 @@ std::vector<Section> Sections(const ListOptions& o) {
                                                " source: " + m.source);
     }
   }
+  Section& verifier_mutants = sections.emplace_back(Section{
+      o.mutants || o.verifier_mutants, "verifier mutants (--verifier mutant:<name>; docs/speculative.md):", {}});
+  for (const harness::VerifierMutantInfo& m : harness::VerifierMutants()) {
+    verifier_mutants.entries.emplace_back(m.name, Padded(m.name, 30) + " " + m.bug_class + "\n" + Padded("", 30) +
+                                                      " " + m.description);
+  }
   return sections;
 }
 
 int List(const ListOptions& o) {
-  const bool all = !o.samplers && !o.suites && !o.profiles && !o.checks && !o.properties && !o.mutants;
+  const bool all = !o.samplers && !o.verifiers && !o.suites && !o.profiles && !o.checks && !o.properties &&
+                   !o.mutants && !o.verifier_mutants;
   bool first = true;
   for (const Section& section : Sections(o)) {
     if (!all && !section.selected) continue;
@@ -107,14 +129,16 @@ int List(const ListOptions& o) {
 }
 
 const bool registered = RegisterCommand(
-    {"list", "samplers, built-in suites, profiles, case checks, properties and the mutant zoo", [](CLI::App& cmd) {
+    {"list", "samplers, verifiers, built-in suites, profiles, case checks, properties and the mutants", [](CLI::App& cmd) {
        auto o = std::make_shared<ListOptions>();
        cmd.add_flag("--samplers", o->samplers, "only the sampler kinds: usage, available|missing, summary");
-       cmd.add_flag("--suites", o->suites, "only the built-in suites");
+       cmd.add_flag("--verifiers", o->verifiers, "only the verifier kinds (speculative decoding)");
+       cmd.add_flag("--suites", o->suites, "only the built-in suites (sampler and speculative-decoding suites)");
        cmd.add_flag("--profiles", o->profiles, "only the semantics profiles");
        cmd.add_flag("--checks", o->checks, "only the case checks of a campaign");
        cmd.add_flag("--properties", o->properties, "only the properties");
-       cmd.add_flag("--mutants", o->mutants, "only the mutant zoo: name, bug class, source");
+       cmd.add_flag("--mutants", o->mutants, "only the mutants (sampler zoo and verifier mutants): name, bug class, source");
+       cmd.add_flag("--verifier-mutants", o->verifier_mutants, "only the verifier mutants");
        cmd.add_flag("--names", o->names, "names only, one per line (for scripts)");
        return [o]() { return List(*o); };
      }});

@@ -3,6 +3,7 @@
 // cases: the verdict, p-values and report are those of the unsharded run of the same seeds. Exit codes: 0 the merged
 // campaign passes, 1 it fails, 2 bad input (a file that is not a shard report, shards of different campaigns, a
 // shard missing or given twice, a suite that no longer plans as the shards did).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,14 +34,17 @@ int Fail(const std::string& message) {
 
 int Merge(const MergeOptions& o) {
   const WriteOptions write{o.follow_symlinks};
-  for (const std::string& path : {o.report, o.html}) {
-    if (path.empty()) continue;
-    if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
-  }
+  // Outputs are regular writable files, none of them a shard report or the suite this merge reads; one writer each.
+  const std::vector<NamedPath> outputs{{"--report", o.report}, {"--html", o.html}};
+  std::vector<NamedPath> inputs{{"--suite", std::filesystem::exists(o.suite) ? o.suite : ""}};
+  for (size_t k = 0; k < o.shards.size(); ++k) inputs.push_back({"shard report " + std::to_string(k + 1), o.shards[k]});
+  if (Status st = CheckOutputs(outputs, inputs, write); !st.ok()) return Fail(st.error().message);
+  auto locks = LockOutputs(outputs);
+  if (!locks.ok()) return Fail(locks.error().message);
   std::vector<harness::CampaignReport> shards;
   for (const std::string& path : o.shards) {
     auto r = harness::LoadReport(path);
-    if (!r.ok()) return Fail(path + ": " + r.error().message);
+    if (!r.ok()) return Fail(r.error().message);  // LoadReport names the file
     shards.push_back(std::move(*r));
   }
   // The suite the shards ran: a built-in one by name, a file by its path (or --suite).
@@ -48,6 +52,10 @@ int Merge(const MergeOptions& o) {
   if (suite_name.empty()) {
     const std::string& source = shards.front().suite_source;
     suite_name = source.rfind("builtin:", 0) == 0 ? source.substr(8) : source;
+  }
+  if (Status st = CheckOutputsDistinct(outputs, {{"the shards' suite file", std::filesystem::exists(suite_name) ? suite_name : ""}});
+      !st.ok()) {
+    return Fail(st.error().message);
   }
   auto suite = harness::LoadSuite(suite_name);
   if (!suite.ok()) return Fail("the shards' suite: " + suite.error().message);

@@ -72,9 +72,11 @@ int Plan(const PlanOptions& o) {
 
   std::optional<double> draws;
   if (!o.draws.empty()) {
+    // More than 2^64 draws is no run anyone makes (and past the statistics' integer arithmetic).
+    constexpr double kMostDraws = 18446744073709551615.0;
     draws = ParseReal(o.draws);
-    if (!draws || !(*draws > 0.0)) {
-      return UsageError("--draws " + o.draws + " is outside the allowed range (0, inf)");
+    if (!draws || !(*draws > 0.0) || *draws > kMostDraws) {
+      return UsageError("--draws " + o.draws + " is outside the allowed range (0, 1.8e19] (at most 2^64 draws)");
     }
   }
 
@@ -109,7 +111,7 @@ const bool registered = RegisterCommand(
        cmd.add_option("--power", o->power, "probability of detecting the deviation, in (alpha, 1)")
            ->capture_default_str();
        cmd.add_option("--bins", o->bins, "number of bins K (dof K - 1), an integer in [2, 2^32]")->required();
-       cmd.add_option("--draws", o->draws, "also print the power of a run of this many draws, in (0, inf)");
+       cmd.add_option("--draws", o->draws, "also print the power of a run of this many draws, in (0, 2^64]");
        cmd.add_flag("--two-sample", o->two_sample, "plan an A/B of two samplers: draws per arm");
        return [o]() { return Plan(*o); };
      }});

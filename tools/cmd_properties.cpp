@@ -5,8 +5,8 @@
 //   samplecheck properties --sampler exact --profile hf --property nucleus-minimality --seed 7 --max-success 2000
 //   samplecheck properties --list
 //
-// Exit codes: 0 every property passed (or was skipped: a capability the sampler lacks), 1 a property failed (its
-// shrunk counterexample and replay line are printed), 2 usage error.
+// Exit codes: 0 every property passed (or was skipped: a capability the sampler lacks) and at least one passed, 1 a
+// property failed (its shrunk counterexample and replay line are printed) or none was judged, 2 usage error.
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -91,6 +91,13 @@ int RunProperties(const PropertiesOptions& o) {
             << suite->count(properties::PropertyStatus::kSkipped) << " skipped, "
             << suite->count(properties::PropertyStatus::kGaveUp) + suite->count(properties::PropertyStatus::kError)
             << " gave up or errored" << (fenced.empty() ? "" : "; left out: " + fenced) << "\n";
+  // Skipped properties are no evidence: a run in which none passed is not a pass (a sampler lacking every
+  // capability the properties need, or every property left out).
+  if (suite->passed() && suite->count(properties::PropertyStatus::kPassed) == 0) {
+    std::cout << "not a pass: no property was judged (every one skipped or left out); a verdict needs at least one "
+                 "property that ran\n";
+    return kExitCheckFailed;
+  }
   return suite->passed() ? kExitOk : kExitCheckFailed;
 }
 

@@ -17,6 +17,7 @@
 #include "command_registry.h"
 #include "options.h"
 #include "run_spec.h"
+#include "stop_signals.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/json_text.h"
@@ -53,6 +54,7 @@ struct RunOptions {
   harness::Progress::Mode progress = harness::Progress::Mode::kAuto;
   bool follow_symlinks = false;
   bool resume = false;
+  bool restart = false;
   bool no_journal = false;
   bool force = false;
   uint64_t generated = 0;
@@ -117,18 +119,6 @@ Result<std::vector<int>> ParseDevices(const std::string& text) {
   return devices;
 }
 
-std::atomic<bool> g_stop{false};
-volatile std::sig_atomic_t g_signal = 0;
-
-// SIGINT / SIGTERM: stop drawing (a case being drawn stops at its next chunk), kill the samplers' child processes
-// now (async-signal-safe), and let a second signal end the program at once.
-extern "C" void OnStopSignal(int signal) {
-  g_signal = signal;
-  g_stop.store(true);
-  harness::KillSamplerChildren();  // a busy process or plugin host would otherwise finish its request first
-  std::signal(signal, SIG_DFL);
-}
-
 int Fail(const std::string& message) {
   std::cerr << "samplecheck run: " << message << "\n";
   return kExitUsage;
@@ -157,12 +147,19 @@ int Run(const RunOptions& o, const std::string& command_line) {
                                   command_line + " --verifier " + o.verifier);
   }
   const WriteOptions write{o.follow_symlinks};
-  // Output paths first: a run of hours must not end in "cannot write".
-  for (const std::string& path : {o.report, o.html}) {
-    if (path.empty()) continue;
-    if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
-  }
+  // Output paths first: a run of hours must not end in "cannot write", nor destroy a file it reads; one writer per
+  // report (its journal included).
+  const std::filesystem::path journal_path = o.report.empty() ? "" : harness::JournalPathFor(o.report);
+  const std::filesystem::path plan_path = o.report.empty() ? "" : PlanPathFor(journal_path);
+  const std::vector<NamedPath> outputs{
+      {"--report", o.report}, {"--html", o.html}, {"the journal", journal_path}, {"the journal's plan", plan_path}};
+  const std::vector<NamedPath> inputs{{"the suite file", std::filesystem::exists(o.suite) ? o.suite : ""},
+                                      {"--plan-from", o.plan_from}};
+  if (Status st = CheckOutputs(outputs, inputs, write); !st.ok()) return Fail(st.error().message);
+  auto locks = LockOutputs({{"--report", o.report}, {"--html", o.html}});
+  if (!locks.ok()) return Fail(locks.error().message);
   if (o.resume && o.report.empty()) return Fail("--resume needs --report (the journal is <report>.journal)");
+  if (o.resume && o.restart) return Fail("--resume and --restart contradict each other: finish the run, or discard it");
   std::optional<harness::ShardSpec> shard;
   if (!o.shard.empty()) {
     auto parsed = harness::ParseShard(o.shard);
@@ -199,7 +196,7 @@ int Run(const RunOptions& o, const std::string& command_line) {
   options.generated = o.generated;
   options.equivalence_eps = o.equivalence;
   options.equivalence_chi2_eps = o.equivalence_chi2;
-  options.stop = &g_stop;
+  options.stop = StopSignals::Flag();
   options.progress = o.progress;
   options.shard = shard;
   options.devices = devices;
@@ -211,8 +208,11 @@ int Run(const RunOptions& o, const std::string& command_line) {
     options.plan_from_source = o.plan_from;
   }
 
-  const std::filesystem::path journal_path = o.report.empty() ? "" : harness::JournalPathFor(o.report);
   const bool journal = !o.report.empty() && !o.no_journal && !shard;
+  // The finished cases of an unfinished run are never discarded silently.
+  if (!o.report.empty() && !o.resume && !o.restart) {
+    if (Status st = harness::CheckNoPendingJournal(journal_path); !st.ok()) return Fail(st.error().message);
+  }
   std::optional<harness::JournalIdentity> resumed_identity;
   if (o.resume) {
     auto loaded = harness::LoadJournal(journal_path);
@@ -223,11 +223,11 @@ int Run(const RunOptions& o, const std::string& command_line) {
     options.finished = std::move(loaded->cases);
     resumed_identity = loaded->identity;
     // The plan the run started with (its time budget measured a machine that may be another now).
-    if (!options.plan_from && std::filesystem::exists(PlanPathFor(journal_path))) {
-      auto plan = LoadPlan(PlanPathFor(journal_path));
+    if (!options.plan_from && std::filesystem::exists(plan_path)) {
+      auto plan = LoadPlan(plan_path);
       if (!plan.ok()) return Fail("cannot resume: " + plan.error().message);
       options.plan_from = std::move(*plan);
-      options.plan_from_source = PlanPathFor(journal_path).string();
+      options.plan_from_source = plan_path.string();
     }
     if (o.progress != harness::Progress::Mode::kQuiet) {
       std::cerr << "resuming from " << journal_path.string() << ": " << options.finished.size() << " case(s) judged"
@@ -262,18 +262,29 @@ int Run(const RunOptions& o, const std::string& command_line) {
     options.on_case_done = [&](const harness::CaseResult& c) { return harness::AppendToJournal(journal_path, c); };
     options.on_draw_plan = [&](const harness::DrawPlan& plan) {
       const nlohmann::json j{{"schema", kPlanSchema}, {"draw_plan", harness::DrawPlanToJson(plan)}};
-      return WriteFileAtomically(PlanPathFor(journal_path), harness::JsonText(j) + "\n", write);
+      return WriteFileAtomically(plan_path, harness::JsonText(j) + "\n", write);
     };
   }
 
-  std::signal(SIGINT, OnStopSignal);
-  std::signal(SIGTERM, OnStopSignal);
-  auto report = harness::RunCampaign(*suite, options);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  if (!report.ok()) {
-    if (g_stop) return 128 + (g_signal ? int(g_signal) : SIGINT);
-    return Fail(report.error().ToString());
+  const size_t resumed_cases = options.finished.size();
+  std::optional<harness::CampaignReport> finished;
+  {
+    StopSignals signals;
+    auto report = harness::RunCampaign(*suite, options);
+    if (!report.ok()) {
+      if (StopSignals::Stopped()) return StopSignals::ExitCode();
+      return Fail(report.error().ToString());
+    }
+    finished = std::move(*report);
+  }
+  harness::CampaignReport* report = &*finished;
+  // Stopped before a case of this run finished: the previous report (a finished run's, or the one the interrupted
+  // run wrote) stays as it is; the journal holds everything.
+  const size_t new_cases = report->cases.size() + (report->shard ? report->shard->evidence.size() : 0) - resumed_cases;
+  if (report->interrupted && new_cases == 0) {
+    std::cout << "interrupted before a case finished: nothing written"
+              << (o.report.empty() ? "" : ", " + o.report + " left as it was") << "\n";
+    return StopSignals::ExitCode();
   }
   if (!o.report.empty()) {
     if (Status st = harness::SaveReport(*report, o.report, write); !st.ok()) return Fail(st.error().message);
@@ -293,7 +304,7 @@ int Run(const RunOptions& o, const std::string& command_line) {
               << report->cases.size() << " batch rows and cases without draws), " << harness::FormatCount(double(draws))
               << " draws in " << harness::Progress::FormatDuration(report->seconds) << "\n"
               << "report: " << o.report << "\n";
-    if (report->interrupted) return 128 + (g_signal ? int(g_signal) : SIGINT);
+    if (report->interrupted) return StopSignals::ExitCode();
     std::cout << "judge with: samplecheck merge <the " << info.count << " shard reports> --report merged.json\n";
     return kExitOk;
   }
@@ -321,12 +332,12 @@ int Run(const RunOptions& o, const std::string& command_line) {
     std::cout << "interrupted: " << report->cases.size() << " of " << report->planned_cases << " cases judged";
     if (journal) std::cout << "; finish with: " << command_line << " --report " << o.report << " --resume";
     std::cout << "\n";
-    return 128 + (g_signal ? int(g_signal) : SIGINT);
+    return StopSignals::ExitCode();
   }
   // A finished run needs no journal: its report holds every case.
   if (journal) {
     std::filesystem::remove(journal_path);
-    std::filesystem::remove(PlanPathFor(journal_path));
+    std::filesystem::remove(plan_path);
   }
   return report->Passed() ? kExitOk : kExitCheckFailed;
 }
@@ -355,6 +366,9 @@ const bool registered = RegisterCommand(
                     "write reports through a symbolic link at their path (refused otherwise)");
        cmd.add_flag("--resume", o->resume,
                     "finish an interrupted run: reuse the cases of <report>.journal, draw the rest (same command line)");
+       cmd.add_flag("--restart", o->restart,
+                    "discard the journal of an unfinished run at <report>.journal and start afresh (without it, or "
+                    "--resume, a pending journal is refused)");
        cmd.add_flag("--no-journal", o->no_journal, "do not journal finished cases (no --resume possible)");
        cmd.add_option("--plan-from", o->plan_from,
                       "draw exactly the plan recorded in this report (its draw_plan: every case's draws, whatever "
@@ -377,10 +391,12 @@ const bool registered = RegisterCommand(
                       "process:<command>; docs/speculative.md); --max-draws caps the trials");
        cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
                     "a skipped case does not fail the verdict (it is still reported)");
+       cmd.add_flag("--allow-underpowered", o->evidence.allow_underpowered,
+                    "a row case whose draws reach less than the target power at its TV does not fail the verdict");
        AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,
-                   "judged cases the verdict needs (default 1)", 0);
+                   "judged cases the verdict needs (default 1)", 1);
        AddUnsigned(cmd, "--min-draws", o->evidence.min_draws, "draws over the judged cases the verdict needs (default 1)",
-                   0);
+                   1);
        cmd.add_option("--shard", o->shard,
                       "draw one part of the campaign: I/N (0-based index I of N shards), auto (the scheduler's index "
                       "and count: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) "

@@ -1,5 +1,6 @@
 // `samplecheck run --verifier <spec>`: a speculative-decoding suite against a verifier (docs/speculative.md). The
 // report is a sampler campaign's report (JSON, HTML, summary), with the spec checks' fields beside the usual ones.
+#include <filesystem>
 #include <iostream>
 
 #include "command_registry.h"
@@ -17,10 +18,13 @@ int RunSpecCampaignCommand(const SpecRunArgs& a, const std::string& command_line
     return kExitUsage;
   };
   const WriteOptions write{a.follow_symlinks};
-  for (const std::string& path : {a.report, a.html}) {
-    if (path.empty()) continue;
-    if (Status st = CheckWritable(path, write); !st.ok()) return fail(st.error().message);
+  const std::vector<NamedPath> outputs{{"--report", a.report}, {"--html", a.html}};
+  if (Status st = CheckOutputs(outputs, {{"the suite file", std::filesystem::exists(a.suite) ? a.suite : ""}}, write);
+      !st.ok()) {
+    return fail(st.error().message);
   }
+  auto locks = LockOutputs(outputs);
+  if (!locks.ok()) return fail(locks.error().message);
   auto suite = harness::LoadSpecSuite(a.suite);
   if (!suite.ok()) return fail(suite.error().message);
   harness::SpecCampaignOptions options;

@@ -5,7 +5,7 @@
 //
 //   samplecheck verify --sampler cuda --profile vllm --report verify.json --html verify.html
 //   samplecheck verify --sampler plugin:./libmine.so --suite smoke --baseline main.json
-#include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,6 +19,7 @@
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/sampler_children.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "stop_signals.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -31,47 +32,53 @@ struct VerifyOptions {
   bool no_properties = false;
   bool follow_symlinks = false;
   bool allow_skipped = false;
+  bool allow_underpowered = false;
   std::optional<uint64_t> seed;
 };
 
-std::atomic<bool> g_stop{false};
-volatile std::sig_atomic_t g_signal = 0;
-
-extern "C" void OnVerifySignal(int signal) {
-  g_signal = signal;
-  g_stop.store(true);
-  harness::KillSamplerChildren();
-  std::signal(signal, SIG_DFL);
-}
-
 int Verify(VerifyOptions& o) {
   const WriteOptions write{o.follow_symlinks};
-  for (const std::string& path : {o.report, o.html}) {
-    if (path.empty()) continue;
-    if (Status st = CheckWritable(path, write); !st.ok()) {
-      std::cerr << "samplecheck verify: " << st.error().message << "\n";
-      return kExitUsage;
-    }
+  // Outputs are regular writable files, none of them an input (the baseline, a suite file); one writer each.
+  const std::vector<NamedPath> outputs{{"--report", o.report}, {"--html", o.html}};
+  const std::vector<NamedPath> inputs{{"--baseline", o.gate.baseline},
+                                      {"the suite file", std::filesystem::exists(o.gate.suite) ? o.gate.suite : ""}};
+  if (Status st = CheckOutputs(outputs, inputs, write); !st.ok()) {
+    std::cerr << "samplecheck verify: " << st.error().message << "\n";
+    return kExitUsage;
+  }
+  auto locks = LockOutputs(outputs);
+  if (!locks.ok()) {
+    std::cerr << "samplecheck verify: " << locks.error().message << "\n";
+    return kExitUsage;
   }
   o.gate.properties = !o.no_properties;
   o.gate.campaign.sampler_spec = o.sampler;
   o.gate.campaign.seed = o.seed;
   o.gate.campaign.evidence.allow_skipped = o.allow_skipped;
+  o.gate.campaign.evidence.allow_underpowered = o.allow_underpowered;
   o.gate.campaign.version = SAMPLECHECK_VERSION;
   o.gate.campaign.command_line = "samplecheck verify --suite " + o.gate.suite + " --sampler " + o.sampler +
                                  (o.gate.campaign.profile.empty() ? "" : " --profile " + o.gate.campaign.profile) +
                                  EquivalenceCommandLine(o.gate.campaign.equivalence_eps,
                                                         o.gate.campaign.equivalence_chi2_eps);
-  o.gate.campaign.stop = &g_stop;
-  std::signal(SIGINT, OnVerifySignal);
-  std::signal(SIGTERM, OnVerifySignal);
-  auto result = harness::RunGate(o.gate);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  if (!result.ok()) {
-    if (g_stop) return 128 + (g_signal ? int(g_signal) : SIGINT);
-    std::cerr << "samplecheck verify: " << result.error().ToString() << "\n";
-    return kExitUsage;
+  o.gate.campaign.stop = StopSignals::Flag();
+  std::optional<harness::GateResult> gated;
+  {
+    StopSignals signals;
+    auto result = harness::RunGate(o.gate);
+    if (!result.ok()) {
+      if (StopSignals::Stopped()) return StopSignals::ExitCode();
+      std::cerr << "samplecheck verify: " << result.error().ToString() << "\n";
+      return kExitUsage;
+    }
+    gated = std::move(*result);
+  }
+  harness::GateResult* result = &*gated;
+  // Stopped before a case finished: the previous report stays as it is.
+  if (result->report.interrupted && result->report.cases.empty()) {
+    std::cout << "interrupted before a case finished: nothing written"
+              << (o.report.empty() ? "" : ", " + o.report + " left as it was") << "\n";
+    return StopSignals::ExitCode();
   }
   if (!o.report.empty()) {
     if (Status st = harness::SaveReport(result->report, o.report, write); !st.ok()) {
@@ -88,7 +95,7 @@ int Verify(VerifyOptions& o) {
   std::cout << harness::FormatGateSummary(*result, o.gate.baseline);
   if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
   if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
-  if (result->report.interrupted) return 128 + (g_signal ? int(g_signal) : SIGINT);
+  if (result->report.interrupted) return StopSignals::ExitCode();
   return result->Passed() ? kExitOk : kExitCheckFailed;
 }
 
@@ -114,6 +121,8 @@ const bool registered = RegisterCommand(
                 "cases run in parallel (default: one per core for exact, else 1)", 0u, 4096u);
        AddEquivalence(cmd, o->gate.campaign.equivalence_eps, o->gate.campaign.equivalence_chi2_eps);
        cmd.add_flag("--allow-skipped", o->allow_skipped, "a skipped case does not fail the verdict");
+       cmd.add_flag("--allow-underpowered", o->allow_underpowered,
+                    "a row case whose draws reach less than the target power at its TV does not fail the verdict");
        cmd.add_flag("--follow-symlinks", o->follow_symlinks, "write reports through a symbolic link at their path");
        AddProgress(cmd, o->gate.campaign.progress);
        return [o]() { return Verify(*o); };

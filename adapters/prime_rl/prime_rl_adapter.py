@@ -10,7 +10,7 @@ then ``selective_log_softmax``, which gathers the label's entry of ``log_softmax
 row so that the kept set and every kept logprob can be judged). With ``labels`` (one token per row) the label
 guard runs: the label's logit is restored after masking (loss.py:73, 90-91), before the log-softmax, so a label
 outside the kept set gets a finite logprob and every kept token's logprob is renormalized over kept + {label}
-(``label_guard_events`` counts those rows).
+(``label_guard_events`` counts those rows; ``last_guarded`` says which rows of the last call).
 
 prime-rl takes one scalar (T, top_k, top_p) per micro batch (loss.py:50-55, train.py:425-429); per-row parameters
 are grouped and each group is one call. It has no min-p: a row with min_p > 0 raises ``ValueError``. Temperature
@@ -46,6 +46,7 @@ class PrimeRlReplay:
         self.apply_top_k_top_p = self.tree.extract(F_LOSS, ["apply_top_k_top_p"], namespace)["apply_top_k_top_p"]
         self.name = f"{self.tree.label()}:trainer/rl/loss.py:apply_top_k_top_p@{self.device.type}"
         self.label_guard_events = 0
+        self.last_guarded = []  # per row of the last call: its label was outside the kept set (the guard restored it)
 
     def processed_logprobs(self, logits, temperature, top_k, top_p, min_p=0.0, labels=None):
         x = es.logits_2d(logits, self.device, keep_dtype=True)
@@ -62,6 +63,7 @@ class PrimeRlReplay:
             if not 0.0 < p[r] <= 1.0:
                 raise ValueError(f"row {r}: top_p must be in (0, 1], got {p[r]}")
         out = torch.empty(x.shape, dtype=torch.float32, device=self.device)
+        self.last_guarded = [False] * rows
         groups: dict[tuple, list[int]] = {}
         for r in range(rows):
             groups.setdefault((t[r], k[r], p[r]), []).append(r)
@@ -75,6 +77,8 @@ class PrimeRlReplay:
                 plain = self.apply_top_k_top_p(scaled, kg, pg, labels=None)
                 outside = plain.gather(-1, group_labels.unsqueeze(-1)).squeeze(-1) == float("-inf")
                 self.label_guard_events += int(outside.sum())
+                for r, o in zip(members, outside.tolist()):
+                    self.last_guarded[r] = bool(o)
             out[idx] = masked.log_softmax(dim=-1).to(torch.float32)   # loss.py:46 (selective_log_softmax)
         return out
 

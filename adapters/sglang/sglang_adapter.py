@@ -116,13 +116,17 @@ class SglangTorch:
 
     def _info(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
-        params = []
+        params, made = [], {}
         for r in range(rows):
-            sp = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r], min_p=m[r])
-            try:
-                sp.verify(vocab)
-            except ValueError as exc:
-                raise ValueError(f"row {r}: {exc}") from None
+            key = (t[r], k[r], p[r], m[r])
+            sp = made.get(key)
+            if sp is None:   # one SamplingParams per distinct parameter tuple (replicated rows share it)
+                sp = made[key] = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r],
+                                                                min_p=m[r])
+                try:
+                    sp.verify(vocab)
+                except ValueError as exc:
+                    raise ValueError(f"row {r}: {exc}") from None
             params.append(sp)
         top_k_all = self.params_mod.TOP_K_ALL
         dev = self.device
@@ -141,6 +145,10 @@ class SglangTorch:
             need_min_p_sampling=any(sp.min_p > 0 for sp in params),
             sampling_seed=seed_t, has_custom_logit_processor=False, grammars=None, device=dev)
 
+    def check(self, temperature, top_k, top_p, min_p, vocab):
+        """SGLang's own SamplingParams.verify for one row's parameters (ValueError for what it rejects)."""
+        self._info(1, vocab, temperature, top_k, top_p, min_p, None)
+
     def _forward(self, logits, info, positions):
         out = types.SimpleNamespace(next_token_logits=logits)
         return self.sampler_mod.Sampler().forward(out, info, False, [0] * logits.shape[0],
@@ -149,14 +157,20 @@ class SglangTorch:
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
         x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
-        s = es.per_row(seeds, rows, "seeds", int)
-        o = es.per_row(offsets, rows, "offsets", int)
         if self.seeded:
+            s = es.per_row(seeds, rows, "seeds", int)
+            o = es.per_row(offsets, rows, "offsets", int)
             info = self._info(rows, vocab, temperature, top_k, top_p, min_p, s)
             positions = torch.tensor(o, dtype=torch.int64, device=self.device)
             return self._forward(x.clone(), info, positions).long()
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         positions = torch.zeros(rows, dtype=torch.int64, device=self.device)
+        if seeds is None:
+            # The caller has seeded the process's generator (adapters/engine_serve.py, window seeding): the whole
+            # batch in one call, as the engine draws a batch of unseeded requests.
+            return self._forward(x.clone(), self._info(rows, vocab, t, k, p, m, None), positions).long()
+        s = es.per_row(seeds, rows, "seeds", int)
+        o = es.per_row(offsets, rows, "offsets", int)
         if self.batch == "whole":
             torch.manual_seed(es.request_seed(s[0], o[0]))
             return self._forward(x.clone(), self._info(rows, vocab, t, k, p, m, None), positions).long()

@@ -67,7 +67,30 @@ class TrtllmVanilla:
     def _is_greedy(self, t, k, p):
         return t <= self.greedy_below or k == 1 or p == 0.0
 
+    @staticmethod
+    def check(t, k, p, m, vocab=None, row=0):
+        """The adapter's rules (not the engine's code: the LLM API validates elsewhere): ValueError naming the value."""
+        if m != 0.0:
+            raise ValueError(f"row {row}: the vanilla path has no min-p (got min_p = {m})")
+        if not (math.isfinite(t) and t >= 0):
+            raise ValueError(f"row {row}: temperature must be finite and >= 0, got {t}")
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"row {row}: top_p must be in [0, 1], got {p}")
+        if k < -1:
+            raise ValueError(f"row {row}: top_k must be >= 0 (0 = disabled; samplecheck's -1 too), got {k}")
+
+    def sample_group(self, logits, temperature, top_k, top_p, generator):
+        """One strategy group as TorchSampler draws it: every row shares (T, top_k, top_p), one call of
+        ``top_k_top_p_sampling_batch`` (or ``greedy_search_sampling_batch``) over the rows with one generator."""
+        x = es.logits_2d(logits, self.device)
+        self.check(temperature, top_k, top_p, 0.0)
+        if self._is_greedy(temperature, top_k, top_p):
+            return self.greedy_batch(x, return_probs=False)[0]
+        kr = None if top_k <= 0 or top_k >= x.shape[1] else top_k          # top_k = 0 (disabled) is the vocab
+        return self.sampling_batch(x, temperature=temperature, top_k=kr, top_p=top_p, generator=generator)[0]
+
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
+        """Each row its own strategy group with its own generator seeded from (seed, offset)."""
         x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
@@ -75,21 +98,9 @@ class TrtllmVanilla:
         o = es.per_row(offsets, rows, "offsets", int)
         tokens = torch.empty(rows, dtype=torch.long, device=self.device)
         for r in range(rows):
-            if m[r] != 0.0:
-                raise ValueError(f"row {r}: the vanilla path has no min-p (got min_p = {m[r]})")
-            if not (math.isfinite(t[r]) and t[r] >= 0):
-                raise ValueError(f"row {r}: temperature must be finite and >= 0, got {t[r]}")
-            if not 0.0 <= p[r] <= 1.0:
-                raise ValueError(f"row {r}: top_p must be in [0, 1], got {p[r]}")
-            if k[r] < -1:
-                raise ValueError(f"row {r}: top_k must be >= 0 (0 = disabled; samplecheck's -1 too), got {k[r]}")
-            row = x[r:r + 1]
-            if self._is_greedy(t[r], k[r], p[r]):
-                tokens[r] = self.greedy_batch(row, return_probs=False)[0][0]
-                continue
-            kr = None if k[r] <= 0 or k[r] >= vocab else k[r]          # top_k = 0 (disabled) is the vocab
+            self.check(t[r], k[r], p[r], m[r], row=r)
             gen = torch.Generator(device=self.device).manual_seed(es.request_seed(s[r], o[r]))
-            tokens[r] = self.sampling_batch(row, temperature=t[r], top_k=kr, top_p=p[r], generator=gen)[0][0]
+            tokens[r] = self.sample_group(x[r:r + 1], t[r], k[r], p[r], gen)[0]
         return tokens
 
     def processed_probs(self, logits, temperature, top_k, top_p):

@@ -89,6 +89,26 @@ def test_same_seed_and_offset_give_the_same_token_in_any_batch(pytorch_path):
     assert torch.equal(whole, alone)
 
 
+def test_finding_cpu_sampler_drops_the_seeds_of_a_batch_holding_a_greedy_row(pytorch_path):
+    # The vLLM CPU finding of docs/conformance.md, pinned (fails when vLLM changes it): forward_cpu
+    # (topk_topp_sampler.py:195-196) draws every row from the process's generator (compiled_random_sample) as soon as
+    # one row of the batch has no generator of its own; a greedy request (T = 0) never has one
+    # (sampling_params.py:701-706). The seeded row's token then depends on the batch and on the process's state.
+    # On CUDA forward_native's random_sample (464-468) keeps the per-request generators.
+    row = torch.zeros(1, 64)
+    alone = [int(pytorch_path.sample(row, 1.0, -1, 1.0, 0.0, 5, o)[0]) for o in range(16)]
+    assert alone == [int(pytorch_path.sample(row, 1.0, -1, 1.0, 0.0, 5, o)[0]) for o in range(16)]
+
+    def in_batch(process_seed):
+        torch.manual_seed(process_seed)
+        return [int(pytorch_path.sample(torch.cat([row, row]), [1.0, 0.0], -1, 1.0, 0.0, [5, 5], [o, o])[0])
+                for o in range(16)]
+    first = in_batch(0)
+    assert first == in_batch(0)                                  # the process's generator decides...
+    assert sum(a != b for a, b in zip(first, in_batch(1))) >= 12  # ...not the request's seed
+    assert sum(a != b for a, b in zip(first, alone)) >= 12
+
+
 def test_temperature_zero_is_the_argmax(pytorch_path):
     logits = torch.tensor([[0.1, 2.0, 2.0, -1.0], [3.0, 0.0, 1.0, 3.0]])
     assert pytorch_path.sample(logits, 0.0, -1, 1.0, 0.0, [1, 2], [0, 0]).tolist() == [1, 0]

@@ -1,10 +1,12 @@
 #include "samplecheck/core/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -48,23 +50,77 @@ std::filesystem::path DirectoryOf(const std::filesystem::path& path) {
   return parent.empty() ? std::filesystem::path(".") : parent;
 }
 
-// The file the caller means: the final path itself, or (following a link when allowed) the file it names.
+// What a non-regular file is, for a message.
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// An existing file at `path` (already resolved) may be replaced only when it is a regular file that may be written:
+// the rename of an atomic write would otherwise put a regular file where a device node or a FIFO was (as root,
+// /dev/null itself), or replace a file its owner made read-only. Root passes access(W_OK) for any file, so the
+// permission bits are read too.
+Status ReplaceableFile(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::Ok();  // absent: created
+  if (!S_ISREG(st.st_mode)) {
+    return Error{ErrorCode::kIo, "will not write " + path.string() + ": it is " + KindOf(st.st_mode) +
+                                     ", not a regular file (samplecheck replaces its output files whole)"};
+  }
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || ::access(path.c_str(), W_OK) != 0) {
+    return Error{ErrorCode::kIo, "will not replace " + path.string() + ": it is read-only (mode " + mode +
+                                     "); make it writable or write elsewhere"};
+  }
+  return Status::Ok();
+}
+
+// The file the caller means: the final path itself, or (following a link when allowed) the file it names. Refuses
+// what may not be replaced (ReplaceableFile).
 Result<std::filesystem::path> Target(const std::filesystem::path& path, const WriteOptions& options) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (S_ISLNK(st.st_mode)) {
-      if (!options.follow_symlink) {
-        return Error{ErrorCode::kIo, "will not write " + path.string() +
-                                         ": it is a symbolic link (remove it, or ask to follow links)"};
-      }
-      std::error_code ec;
-      std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
-      if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + path.string() + ": " + ec.message()};
-      return resolved;
+  std::filesystem::path target = path;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    if (!options.follow_symlink) {
+      return Error{ErrorCode::kIo, "will not write " + path.string() +
+                                       ": it is a symbolic link (remove it, or ask to follow links)"};
     }
-    if (S_ISDIR(st.st_mode)) return Error{ErrorCode::kIo, "cannot write " + path.string() + ": it is a directory"};
+    std::error_code ec;
+    target = std::filesystem::weakly_canonical(path, ec);
+    if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + path.string() + ": " + ec.message()};
   }
-  return path;
+  if (Status replaceable = ReplaceableFile(target); !replaceable.ok()) return replaceable.error();
+  return target;
+}
+
+// The identity of a file for comparing paths: (device, inode) when it exists, else its normalized absolute path.
+struct FileIdentity {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::filesystem::path normal;
+  bool operator==(const FileIdentity& o) const {
+    return exists && o.exists ? dev == o.dev && ino == o.ino : normal == o.normal;
+  }
+};
+
+FileIdentity IdentityOf(const std::filesystem::path& path) {
+  FileIdentity id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  }
+  std::error_code ec;
+  id.normal = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) id.normal = std::filesystem::absolute(path, ec).lexically_normal();
+  return id;
 }
 
 }  // namespace
@@ -149,7 +205,9 @@ Result<std::string> ReadFileCapped(const std::filesystem::path& path, uint64_t m
 }
 
 Status AppendLineDurably(const std::filesystem::path& path, std::string_view line) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // Never a FIFO (the open would block), a device or a read-only file.
+  if (Status st = ReplaceableFile(path); !st.ok()) return st;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0) return IoError("cannot open", path, errno);
   std::string text(line);
   text.push_back('\n');
@@ -162,6 +220,112 @@ Status AppendLineDurably(const std::filesystem::path& path, std::string_view lin
   ::close(fd);
   if (!ok) return IoError("cannot append to", path, err);
   return Status::Ok();
+}
+
+Status CheckOutputsDistinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  std::vector<std::pair<const NamedPath*, FileIdentity>> seen;
+  for (const NamedPath& out : outputs) {
+    if (out.path.empty()) continue;
+    const FileIdentity id = IdentityOf(out.path);
+    for (const auto& [other, other_id] : seen) {
+      if (other_id == id) {
+        return InvalidArgument(out.role + " and " + other->role + " name the same file (" + out.path.string() +
+                               "): one would overwrite the other; give each output its own path");
+      }
+    }
+    for (const NamedPath& in : inputs) {
+      if (in.path.empty()) continue;
+      if (IdentityOf(in.path) == id) {
+        return InvalidArgument(out.role + " " + out.path.string() + " is " + in.role + " (" + in.path.string() +
+                               ") that this command reads: writing it would destroy its input; write elsewhere");
+      }
+    }
+    seen.emplace_back(&out, id);
+  }
+  return Status::Ok();
+}
+
+Status CheckOutputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs,
+                    const WriteOptions& options) {
+  for (const NamedPath& out : outputs) {
+    if (out.path.empty()) continue;
+    if (Status st = CheckWritable(out.path, options); !st.ok()) return st.error().WithContext(out.role);
+  }
+  return CheckOutputsDistinct(outputs, inputs);
+}
+
+std::filesystem::path OutputLock::LockPathFor(const std::filesystem::path& path) {
+  std::filesystem::path lock = path;
+  lock += ".lock";
+  return lock;
+}
+
+Result<OutputLock> OutputLock::Acquire(const std::filesystem::path& path) {
+  const std::filesystem::path lock_path = LockPathFor(path);
+  // The holder removes the lock file when it is done: a lock taken on a file that was removed meanwhile is no lock,
+  // so take it again on the file now at the path.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (Status st = ReplaceableFile(lock_path); !st.ok()) return st.error();
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd < 0) return IoError("cannot create the lock file", lock_path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      char buf[32] = {0};
+      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      ::close(fd);
+      if (err != EWOULDBLOCK) return IoError("cannot lock", lock_path, err);
+      std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      return Error{ErrorCode::kIo, "another samplecheck (pid " + holder + ") is writing " + path.string() +
+                                       " (it holds " + lock_path.string() +
+                                       "): one writer per report; wait for it to finish or write elsewhere"};
+    }
+    struct stat held {}, now {};
+    if (::fstat(fd, &held) == 0 && ::stat(lock_path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino) {
+      const std::string pid = std::to_string(::getpid()) + "\n";
+      if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+        // The pid is only for the message of a second writer; the lock holds without it.
+      }
+      return OutputLock(fd, lock_path);
+    }
+    ::close(fd);  // removed or replaced while we waited: lock the file now at the path
+  }
+  return Error{ErrorCode::kIo, "cannot lock " + lock_path.string() + ": it keeps being replaced"};
+}
+
+OutputLock::OutputLock(OutputLock&& other) noexcept : fd_(other.fd_), lock_path_(std::move(other.lock_path_)) {
+  other.fd_ = -1;
+}
+
+OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = other.fd_;
+    lock_path_ = std::move(other.lock_path_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+OutputLock::~OutputLock() { Release(); }
+
+void OutputLock::Release() {
+  if (fd_ < 0) return;
+  ::unlink(lock_path_.c_str());  // while still held: a waiter that opened it sees it gone and retries
+  ::close(fd_);
+  fd_ = -1;
+}
+
+Result<std::vector<OutputLock>> LockOutputs(const std::vector<NamedPath>& outputs) {
+  std::vector<OutputLock> locks;
+  for (const NamedPath& out : outputs) {
+    if (out.path.empty()) continue;
+    Result<OutputLock> lock = OutputLock::Acquire(out.path);
+    if (!lock.ok()) return lock.error();
+    locks.push_back(std::move(*lock));
+  }
+  return locks;
 }
 
 }  // namespace samplecheck

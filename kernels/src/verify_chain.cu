@@ -5,22 +5,23 @@
 //     kept sets and the greedy rule are the sampler's) over all target rows of the batch with each request's
 //     parameters, and over the draft logits rows with the draft's (kLogits). Target probabilities
 //     (kProbabilities) are taken as given. Result: fp32 p rows (and q rows) plus each row's RowStatus.
-//  2. The chain, three launches (the section "VerifyChainBatch: three launches" below):
-//     RowPassKernel, one block per row over every row of the batch at once: checks it in the reference's order of
-//     values (the first bad value is reported, as ComputeChainLaws does), sums each draft row (q is normalized by
-//     its sum, as DraftFromProbabilities does) and finds greedy rows' tokens;
-//     ChunkKernel, blocks over (request, chunk of ids): decides the request from the row results in the
-//     reference's order (target rows 0..g, then draft rows 0..g-1: the first error wins), then positions
-//     j = 1..g: coin u_j (words 2, 3 of Philox block offset + j - 1, or the scripted slot), accept iff
-//     u_j * q_j(x_j) < p_j(x_j); the first rejection draws with d_j (words 0, 1 of the same block, the uniform
-//     SampleFromLogits uses at that counter) from max(0, p_j - q_j); all accepted: d_{g+1} from p_{g+1}; a draw's
-//     blocks sum the 2^-52 fixed-point weights of their chunk of the one row drawn from (coalesced);
+//  2. The chain, three launches (the section "VerifyChainBatch: three launches" below), reading only what the
+//     decisions need:
+//     DecideKernel, one block per request: the row statuses, then positions j = 1..g (one lane each): x_j,
+//     p_j(x_j), q_j(x_j), coin u_j (words 2, 3 of Philox block offset + j - 1, or the scripted slot), accept iff
+//     u_j * q_j(x_j) < p_j(x_j) with q normalized by its row's sum; a whole row is read only when a decision needs
+//     it (the sum of the rejected position's draft row, a draft row whose coin lies within q's normalization band,
+//     a greedy row's token); the first rejection draws with d_j (words 0, 1 of the same block, the uniform
+//     SampleFromLogits uses at that counter) from max(0, p_j - q_j); all accepted: d_{g+1} from p_{g+1};
+//     ChunkKernel, blocks over (request, chunk of ids): the 2^-52 fixed-point weights of their chunk of the one row
+//     drawn from (coalesced), and the check of that row when it is target probabilities given directly;
 //     FinalizeKernel, one block per request: the exclusive scan of the chunk sums locates the chunk holding
 //     DrawTarget(d, S), a tiled block scan of that chunk finds the token: the first id whose inclusive prefix
 //     exceeds DrawTarget(d, S) (philox_uniform.cuh). Integer sums are associative: the same token as any order.
+//     Every value read is checked; a row that is not read is not (docs/kernels.md "What the verifier reads").
 // VerifyChainRepeated prepares one request's rows once (PrepareKernel: the same row checks and weights, written as
 // inclusive prefix arrays) and then runs one thread per trial (TrialKernel: binary searches of the same prefixes),
-// so a trial's tokens equal VerifyChainBatch's for that trial alone.
+// so a trial's tokens equal VerifyChainBatch's for that trial alone (valid inputs: the trial path checks every row).
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
@@ -308,33 +309,27 @@ __device__ bool ScriptedValid(const double* s, int32_t g) {
   return true;
 }
 
-// ---- VerifyChainBatch: three launches ----------------------------------------------------------------------------
-//  RowPassKernel  one 512-thread block per row (every target row, every draft row): the row's check and sum, in
-//                 exactly the order (and with the same block reduction) CheckTargetRow / CheckDraftRow use, so q's
-//                 sum, and with it every decision, is bit-identical to the single-block path (VerifyChainRepeated).
-//  ChunkKernel    (request, chunk of kDrawChunk ids): warp 0 decides the request from the row results, the draft
-//                 tokens' p_j(x_j), q_j(x_j) and the coins (one lane per position); if a draw is needed the block
-//                 sums the fixed-point weights (residual and target) of its chunk of the draw row, coalesced.
+// ---- VerifyChainBatch: three launches, reading only what the decisions need -------------------------------------
+//  DecideKernel   one 512-thread block per request: warp 0 walks the positions (one lane each) from the row
+//                 statuses, p_j(x_j), q_j(x_j) and the coins; the block reads a whole row only where a decision needs
+//                 it: a draft row's sum when a coin lies so close to p/q that q's normalization could move it (the
+//                 band of DecideLane), the draft row of the rejected position (q is normalized by its sum), a greedy
+//                 target row's token. Those sums are computed exactly as CheckDraftRow does (the same per-thread order
+//                 and block reduction), so every decision equals the trial path's (VerifyChainRepeated).
+//  ChunkKernel    (request, chunk of kDrawChunk ids): sums the fixed-point weights (residual and target) of its chunk
+//                 of the one row drawn from, coalesced; target probabilities given directly are checked there (values
+//                 and the row's sum).
 //  FinalizeKernel one block per request: the chunk sums' exclusive scan locates the chunk holding DrawTarget(d, S),
 //                 a tiled block scan of that chunk alone finds the token; writes accepted, emitted and diag.
 // Integer sums are associative, so the token (the first id whose inclusive prefix exceeds DrawTarget(d, S)) is the
-// one BlockDraw / SearchPrefix find.
+// one BlockDraw / SearchPrefix find. What is not read is not checked (docs/kernels.md "What the verifier reads").
 
-// What RowPassKernel learns of one row. Target rows: code kChainOk or kChainTargetRowInvalid; token = the greedy
-// token (kRowGreedy rows: the first id with p > 0, or -1) when ok, else the bad id or -1; value = the bad value or
-// sum. Draft rows: code kChainOk / kChainDraftRowInvalid / kChainDraftValueInvalid / kChainDraftSumInvalid; value =
-// the row's sum when ok (q is normalized by it), else the bad value or sum; token = the bad id or -1.
-struct RowResult {
-  double value;
-  int32_t code;
-  int32_t token;
-};
-
-// Loads in flight per thread in the row pass: 32 when every row has an SM of its own (one block per SM, 128
+// Loads in flight per thread in a row pass: 32 when every request has an SM of its own (one block per SM, 128
 // registers), 16 otherwise (three blocks per SM, which the bandwidth needs more). The per-thread order of the sums
 // is the same for both.
 constexpr int kRowUnrollFew = 32;
 constexpr int kRowUnrollMany = 16;
+constexpr unsigned kFullMask = 0xffffffffu;
 
 // Thread-strided pass over a row (thread t: ids t, t + 512, ... in order, as CheckTargetRow's loop): the first id
 // (per thread) for which bad(v) holds goes to *first_bad; the values before it are summed in order, in double.
@@ -369,68 +364,12 @@ __device__ __forceinline__ double StridedRowPass(const float* row, int64_t vocab
   return sum;
 }
 
-struct BadTargetProb {
-  __device__ bool operator()(float v) const { return !(v >= 0.0f && v <= 1.0f); }
-};
 struct PositiveProb {
   __device__ bool operator()(float v) const { return v > 0.0f; }
 };
 struct BadDraftProb {
   __device__ bool operator()(float v) const { return !(v >= 0.0f && v <= 3.4028234663852886e38f); }
 };
-
-// Block r < target_rows: target row r; else draft row r - target_rows.
-template <int kRowUnroll, int kMinBlocks>
-__global__ void __launch_bounds__(kChainThreads, kMinBlocks) RowPassKernel(ChainArgs a, int64_t target_rows,
-                                                                            RowResult* target_out,
-                                                                            RowResult* draft_out) {
-  __shared__ typename BlockSumD::TempStorage temp;
-  __shared__ int32_t min_token;
-  const int64_t r = blockIdx.x;
-  const bool target = r < target_rows;
-  const int64_t row = target ? r : r - target_rows;
-  RowResult* out = target ? target_out + row : draft_out + row;
-  const int32_t status = target ? (a.p_status ? a.p_status[row] : -1) : (a.q_status ? a.q_status[row] : -1);
-  if (status >= 0 && status != kRowSampled && status != kRowGreedy) {
-    if (threadIdx.x == 0) {
-      *out = RowResult{0.0, target ? int32_t{kChainTargetRowInvalid} : int32_t{kChainDraftRowInvalid}, -1};
-    }
-    return;
-  }
-  if (target && status == kRowSampled) {
-    if (threadIdx.x == 0) *out = RowResult{0.0, kChainOk, -1};
-    return;
-  }
-  if (threadIdx.x == 0) min_token = INT32_MAX;
-  __syncthreads();
-  const float* values = (target ? a.p : a.q) + row * a.vocab;
-  int32_t fb = INT32_MAX;
-  double sum = 0;
-  if (target && status == kRowGreedy) {
-    StridedRowPass<kRowUnroll>(values, a.vocab, PositiveProb{}, &fb);
-  } else if (target) {
-    sum = StridedRowPass<kRowUnroll>(values, a.vocab, BadTargetProb{}, &fb);
-  } else {
-    sum = StridedRowPass<kRowUnroll>(values, a.vocab, BadDraftProb{}, &fb);
-  }
-  if (fb != INT32_MAX) atomicMin(&min_token, fb);
-  __syncthreads();
-  const int32_t found = min_token;
-  if (target && status == kRowGreedy) {
-    if (threadIdx.x == 0) *out = RowResult{0.0, kChainOk, found == INT32_MAX ? -1 : found};
-    return;
-  }
-  const double total = BlockSumD(temp).Sum(sum);  // valid in thread 0
-  if (threadIdx.x != 0) return;
-  if (found != INT32_MAX) {
-    *out = RowResult{static_cast<double>(values[found]),
-                     target ? int32_t{kChainTargetRowInvalid} : int32_t{kChainDraftValueInvalid}, found};
-  } else if (!(fabs(total - 1.0) <= kDraftSumTol)) {
-    *out = RowResult{total, target ? int32_t{kChainTargetRowInvalid} : int32_t{kChainDraftSumInvalid}, -1};
-  } else {
-    *out = RowResult{target ? 0.0 : total, kChainOk, -1};
-  }
-}
 
 // A request's outcome before its draw.
 struct Decision {
@@ -440,119 +379,265 @@ struct Decision {
   int32_t token;    // the emitted token when known without a draw (greedy), else -1
   int32_t mode;     // 0: no draw; 1: residual draw (falling back to p when the residual is 0); 2: draw from p
   int32_t x;        // the rejected draft token (one-hot residual)
+  int32_t check_p;  // 1: the draw row is target probabilities given directly: the chunk pass checks it
+  int32_t pad;
   double qsum;      // q's sum at row n (1 for one-hot)
   double d;         // the draw uniform
 };
 
-struct ChunkSums {
-  uint64_t residual;
-  uint64_t target;
+// What a lane concludes about its position.
+enum LaneState : int32_t {
+  kLaneAccept = 0,      // accepted (or no position: lane >= g)
+  kLaneReject = 1,      // rejected: the chain stops here and draws (or emits the greedy token)
+  kLaneError = 2,       // a value read at this position is invalid, or the draft token is impossible
+  kLaneNeedGreedy = 3,  // the target row is greedy and its token is not known yet
+  kLaneNeedSum = 4,     // the coin lies in q's normalization band and the draft row's sum is not known yet
 };
 
-constexpr int kChunkThreads = 256;
-constexpr int64_t kDrawChunk = 2048;  // ids per chunk: ceil(kMaxVocab / 2048) = 512 chunks at most
-static_assert((kMaxVocab + kDrawChunk - 1) / kDrawChunk <= kChainThreads, "FinalizeKernel scans the chunks in one pass");
-constexpr unsigned kFullMask = 0xffffffffu;
+// Block work the walk asks for.
+enum DecideAction : int32_t { kActDone = 0, kActGreedy = 1, kActDraftSum = 2 };
 
-// Warp 0 of a block (all 32 lanes) decides request b as ChainKernel's walk did: scripted uniforms, then the rows in
-// the reference's order (target rows 0..g, draft rows 0..g-1: the first error), then positions j = 1..g (lane
-// j - 1): the first position whose token is impossible (an error) or rejected ends the chain. Lane 0 or the
-// deciding lane writes *dec.
-__device__ void Decide(const ChainArgs& a, const RowResult* trows, const RowResult* drows, int64_t b, Decision* dec) {
-  const int lane = static_cast<int>(threadIdx.x);
+struct DecideShared {
+  typename BlockSumD::TempStorage reduce;
+  int32_t min_token;
+  int32_t action;
+  int32_t action_row;
+  int32_t greedy[kMaxChainDraft + 1];  // -2: not known yet; else the greedy token (first id with p > 0) or -1
+  double qsum[kMaxChainDraft];         // 0: not known yet (a valid row sums to within 1e-3 of 1)
+  ChainDiag row_error;                 // an error found by a row pass of the block
+  Decision dec;
+};
+
+// The first id with p > 0 of a processed greedy target row (-1 when none), as CheckTargetRow finds it. Collective.
+template <int kRowUnroll>
+__device__ int32_t BlockGreedyToken(DecideShared& sh, const float* p, int64_t vocab) {
+  if (threadIdx.x == 0) sh.min_token = INT32_MAX;
+  __syncthreads();
+  int32_t fb = INT32_MAX;
+  StridedRowPass<kRowUnroll>(p, vocab, PositiveProb{}, &fb);
+  if (fb != INT32_MAX) atomicMin(&sh.min_token, fb);
+  __syncthreads();
+  const int32_t token = sh.min_token;
+  __syncthreads();  // min_token is reused by the next pass
+  return token == INT32_MAX ? -1 : token;
+}
+
+// Draft row j's check and sum, exactly as CheckDraftRow (and the trial path) computes them: the sum into
+// sh.qsum[j], or the error into sh.row_error. Collective; returns whether the row is valid.
+template <int kRowUnroll>
+__device__ bool BlockDraftSum(DecideShared& sh, const float* q, int64_t vocab, int32_t j) {
+  if (threadIdx.x == 0) sh.min_token = INT32_MAX;
+  __syncthreads();
+  int32_t fb = INT32_MAX;
+  const double sum = StridedRowPass<kRowUnroll>(q, vocab, BadDraftProb{}, &fb);
+  if (fb != INT32_MAX) atomicMin(&sh.min_token, fb);
+  __syncthreads();
+  const int32_t bad = sh.min_token;
+  const double total = BlockSumD(sh.reduce).Sum(sum);  // valid in thread 0
+  if (threadIdx.x == 0) {
+    sh.row_error = ChainDiag{};
+    if (bad != INT32_MAX) {
+      sh.row_error = ChainDiag{kChainDraftValueInvalid, j + 1, bad, 0, static_cast<double>(q[bad])};
+    } else if (!(fabs(total - 1.0) <= kDraftSumTol)) {
+      sh.row_error = ChainDiag{kChainDraftSumInvalid, j + 1, -1, 0, total};
+    } else {
+      sh.qsum[j] = total;
+    }
+  }
+  __syncthreads();
+  return sh.row_error.code == kChainOk;
+}
+
+// Lane `lane`'s position j = lane + 1 with what the block has learnt so far (greedy tokens, draft sums). *diag: the
+// error of kLaneError; *token: x_j, or the greedy token of a greedy row; *qsum: q's sum when known (1 for one-hot).
+// Reads x_j, p_j(x_j), q_j(x_j) and the row statuses only.
+//
+// q's normalization band: the reference accepts iff u * (q(x) / qsum) < p(x) with qsum the draft row's sum, which a
+// valid row holds within kDraftSumTol of 1. With a = u q(x), the decision is known without the sum when
+// a / (1 - tol) < p(x) (accept for every valid sum) or a / (1 + tol) >= p(x) (reject for every valid sum); the
+// margins of 1e-9 dwarf the rounding of the double divisions. Between the two the row is read (kLaneNeedSum).
+__device__ LaneState DecideLane(const ChainArgs& a, const DecideShared& sh, int64_t b, int32_t g, int64_t t0,
+                                int64_t d0, const double* scripted, int lane, ChainDiag* diag, int32_t* token,
+                                double* qsum) {
+  if (lane >= g) return kLaneAccept;
+  const int32_t j = lane + 1;
+  const int32_t x = a.tokens[d0 + lane];
+  *token = x;
+  *qsum = 1.0;
+  if (x < 0 || x >= a.vocab) {
+    *diag = ChainDiag{kChainDraftTokenImpossible, j, x, 0, 0.0};
+    return kLaneError;
+  }
+  const float px = a.p[(t0 + lane) * a.vocab + x];
+  if (a.p_status == nullptr && !(px >= 0.0f && px <= 1.0f)) {
+    *diag = ChainDiag{kChainTargetRowInvalid, j, x, 0, static_cast<double>(px)};
+    return kLaneError;
+  }
+  float qx = 1.0f;
+  if (a.q != nullptr) {
+    qx = a.q[(d0 + lane) * a.vocab + x];
+    if (a.q_status == nullptr && !(qx >= 0.0f && qx <= 3.4028234663852886e38f)) {
+      *diag = ChainDiag{kChainDraftValueInvalid, j, x, 0, static_cast<double>(qx)};
+      return kLaneError;
+    }
+    if (!(qx > 0.0f)) {
+      *diag = ChainDiag{kChainDraftTokenImpossible, j, x, 0, 0.0};
+      return kLaneError;
+    }
+  }
+  if (a.p_status != nullptr && a.p_status[t0 + lane] == kRowGreedy) {
+    const int32_t greedy = sh.greedy[lane];
+    if (greedy == -2) return kLaneNeedGreedy;
+    if (greedy >= 0) {
+      *token = greedy;
+      return x == greedy ? kLaneAccept : kLaneReject;
+    }
+  }
+  const double u = ChainCoin(a.seed[b], a.offset[b], j, scripted);
+  if (a.q == nullptr) return Accepts(u, 1.0, px) ? kLaneAccept : kLaneReject;
+  if (sh.qsum[lane] > 0.0) {
+    *qsum = sh.qsum[lane];
+    return Accepts(u, DraftProb(a.q + (d0 + lane) * a.vocab, *qsum, x, x), px) ? kLaneAccept : kLaneReject;
+  }
+  const double scaled = u * static_cast<double>(qx);
+  if (scaled / (1.0 - kDraftSumTol) * (1.0 + 1e-9) < static_cast<double>(px)) return kLaneAccept;
+  if (scaled / (1.0 + kDraftSumTol) * (1.0 - 1e-9) >= static_cast<double>(px)) return kLaneReject;
+  return kLaneNeedSum;
+}
+
+// One block per request: the decision (Decision, in decisions[b]). Whole block.
+template <int kRowUnroll, int kMinBlocks>
+__global__ void __launch_bounds__(kChainThreads, kMinBlocks) DecideKernel(ChainArgs a, Decision* decisions) {
+  __shared__ DecideShared sh;
+  const int64_t b = blockIdx.x;
+  const int lane = static_cast<int>(threadIdx.x);  // warp 0 walks the positions
   const int32_t g = ChainG(a, b);
   const int64_t t0 = TargetRow0(a, b), d0 = DraftRow0(a, b);
   const double* scripted = a.scripted ? a.scripted + b * kChainScriptedStride : nullptr;
-  Decision r;
-  r.diag = ChainDiag{};
-  r.t0 = t0;
-  r.d0 = d0;
-  r.n = 0;
-  r.token = -1;
-  r.mode = 0;
-  r.x = -1;
-  r.qsum = 1.0;
-  r.d = 0.0;
-  if (scripted != nullptr) {
+  if (lane <= kMaxChainDraft) {
+    sh.greedy[lane] = -2;
+    if (lane < kMaxChainDraft) sh.qsum[lane] = 0.0;
+  }
+  if (threadIdx.x == 0) {
+    Decision& r = sh.dec;
+    r.diag = ChainDiag{};
+    r.t0 = t0;
+    r.d0 = d0;
+    r.n = 0;
+    r.token = -1;
+    r.mode = 0;
+    r.x = -1;
+    r.check_p = a.p_status == nullptr ? 1 : 0;
+    r.pad = 0;
+    r.qsum = 1.0;
+    r.d = 0.0;
+    sh.action = kActDone;
+  }
+  __syncthreads();
+  // Scripted uniforms, then the row statuses in the reference's order (target rows 0..g, then draft rows 0..g-1):
+  // a processed row that cannot be sampled is known from its status alone.
+  if (threadIdx.x < 32) {
     bool bad = false;
-    for (int i = lane; i < 2 * (g + 1); i += 32) bad |= !(scripted[i] >= 0.0 && scripted[i] < 1.0);
+    if (scripted != nullptr) {
+      for (int i = lane; i < 2 * (g + 1); i += 32) bad |= !(scripted[i] >= 0.0 && scripted[i] < 1.0);
+    }
     if (__any_sync(kFullMask, bad)) {
-      if (lane == 0) {
-        r.diag = ChainDiag{kChainBadParams, 0, -1, 0, 0.0};
-        *dec = r;
-      }
-      return;
-    }
-  }
-  unsigned m = __ballot_sync(kFullMask, lane <= g && trows[t0 + lane].code != kChainOk);
-  if (m == 0 && a.q != nullptr) {
-    const unsigned md = __ballot_sync(kFullMask, lane < g && drows[d0 + lane].code != kChainOk);
-    if (md != 0) {
-      if (lane == 0) {
-        const int32_t j = __ffs(static_cast<int>(md)) - 1;
-        const RowResult rr = drows[d0 + j];
-        r.diag = ChainDiag{rr.code, j + 1, rr.token, 0, rr.value};
-        *dec = r;
-      }
-      return;
-    }
-  } else if (m != 0) {
-    if (lane == 0) {
-      const int32_t j = __ffs(static_cast<int>(m)) - 1;
-      const RowResult rr = trows[t0 + j];
-      r.diag = ChainDiag{rr.code, j + 1, rr.token, 0, rr.value};
-      *dec = r;
-    }
-    return;
-  }
-  bool stop = false, impossible = false;
-  int32_t x = -1, greedy = -1;
-  double qsum = 1.0;
-  if (lane < g) {
-    const int32_t j = lane + 1;
-    const float* p = a.p + (t0 + lane) * a.vocab;
-    const float* q = a.q ? a.q + (d0 + lane) * a.vocab : nullptr;
-    x = a.tokens[d0 + lane];
-    qsum = q ? drows[d0 + lane].value : 1.0;
-    impossible = x < 0 || x >= a.vocab || (q != nullptr && !(q[x] > 0.0f));
-    if (impossible) {
-      stop = true;
+      if (lane == 0) sh.dec.diag = ChainDiag{kChainBadParams, 0, -1, 0, 0.0};
     } else {
-      greedy = trows[t0 + lane].token;
-      const bool accept = greedy >= 0 ? x == greedy
-                                      : Accepts(ChainCoin(a.seed[b], a.offset[b], j, scripted),
-                                                DraftProb(q, qsum, x, x), p[x]);
-      stop = !accept;
-    }
-  }
-  m = __ballot_sync(kFullMask, stop);
-  if (m == 0) {
-    if (lane == 0) {
-      r.n = g;
-      r.token = trows[t0 + g].token;
-      if (r.token < 0) {
-        r.mode = 2;
-        r.d = ChainDraw(a.seed[b], a.offset[b], g + 1, scripted);
-      }
-      *dec = r;
-    }
-    return;
-  }
-  if (lane == __ffs(static_cast<int>(m)) - 1) {
-    if (impossible) {
-      r.diag = ChainDiag{kChainDraftTokenImpossible, lane + 1, x, 0, 0.0};
-    } else {
-      r.n = lane;
-      r.token = greedy;
-      if (greedy < 0) {
-        r.mode = 1;
-        r.x = x;
-        r.qsum = qsum;
-        r.d = ChainDraw(a.seed[b], a.offset[b], lane + 1, scripted);
+      auto invalid = [](const int32_t* status, int64_t row) {
+        return status != nullptr && status[row] != kRowSampled && status[row] != kRowGreedy;
+      };
+      const unsigned mt = __ballot_sync(kFullMask, lane <= g && invalid(a.p_status, t0 + lane));
+      const unsigned md = a.q != nullptr ? __ballot_sync(kFullMask, lane < g && invalid(a.q_status, d0 + lane)) : 0u;
+      if (lane == 0 && mt != 0) {
+        sh.dec.diag = ChainDiag{kChainTargetRowInvalid, __ffs(static_cast<int>(mt)), -1, 0, 0.0};
+      } else if (lane == 0 && md != 0) {
+        sh.dec.diag = ChainDiag{kChainDraftRowInvalid, __ffs(static_cast<int>(md)), -1, 0, 0.0};
       }
     }
-    *dec = r;
   }
+  __syncthreads();
+  // The walk: warp 0 evaluates every position; the first that is not accepted ends it, unless it needs a row the
+  // block has not read yet, which the whole block then reads before the walk is evaluated again (at most g + 1
+  // rounds: each round learns one row).
+  for (;;) {
+    const bool failed = sh.dec.diag.code != kChainOk;
+    __syncthreads();  // every thread has read diag before warp 0 or the block work may write it
+    if (failed) break;
+    if (threadIdx.x < 32) {
+      ChainDiag diag{};
+      int32_t token = -1;
+      double qsum = 1.0;
+      const LaneState state = DecideLane(a, sh, b, g, t0, d0, scripted, lane, &diag, &token, &qsum);
+      const unsigned stop = __ballot_sync(kFullMask, state != kLaneAccept);
+      const int first = stop != 0 ? __ffs(static_cast<int>(stop)) - 1 : -1;
+      if (first < 0) {  // every position accepted: the bonus row
+        if (lane == 0) {
+          Decision& r = sh.dec;
+          r.n = g;
+          const bool greedy = a.p_status != nullptr && a.p_status[t0 + g] == kRowGreedy;
+          if (greedy && sh.greedy[g] == -2) {
+            sh.action = kActGreedy;
+            sh.action_row = g;
+          } else {
+            r.token = greedy ? sh.greedy[g] : -1;
+            if (r.token < 0) {
+              r.mode = 2;
+              r.d = ChainDraw(a.seed[b], a.offset[b], g + 1, scripted);
+            }
+            sh.action = kActDone;
+          }
+        }
+      } else if (lane == first) {
+        Decision& r = sh.dec;
+        sh.action = kActDone;
+        if (state == kLaneError) {
+          r.diag = diag;
+        } else if (state == kLaneNeedGreedy) {
+          sh.action = kActGreedy;
+          sh.action_row = lane;
+        } else if (state == kLaneNeedSum) {
+          sh.action = kActDraftSum;
+          sh.action_row = lane;
+        } else {  // rejected
+          r.n = lane;
+          const bool greedy = a.p_status != nullptr && a.p_status[t0 + lane] == kRowGreedy && sh.greedy[lane] >= 0;
+          r.token = greedy ? token : -1;
+          if (!greedy) {
+            r.mode = 1;
+            r.x = token;
+            r.d = ChainDraw(a.seed[b], a.offset[b], lane + 1, scripted);
+            if (a.q != nullptr && !(sh.qsum[lane] > 0.0)) {  // the residual needs q's sum: read the row
+              sh.action = kActDraftSum;
+              sh.action_row = lane;
+            } else {
+              r.qsum = a.q != nullptr ? sh.qsum[lane] : 1.0;
+            }
+          }
+        }
+      }
+    }
+    __syncthreads();
+    const int32_t action = sh.action;
+    const int32_t row = sh.action_row;
+    if (action == kActDone) break;
+    if (action == kActGreedy) {
+      const int32_t token = BlockGreedyToken<kRowUnroll>(sh, a.p + (t0 + row) * a.vocab, a.vocab);
+      if (threadIdx.x == 0) sh.greedy[row] = token;
+    } else if (!BlockDraftSum<kRowUnroll>(sh, a.q + (d0 + row) * a.vocab, a.vocab, row)) {
+      if (threadIdx.x == 0) sh.dec.diag = sh.row_error;
+    } else if (threadIdx.x == 0 && sh.dec.mode == 1) {
+      sh.dec.qsum = sh.qsum[row];  // the rejected position's sum: the decision is complete
+      sh.action = kActDone;
+    }
+    __syncthreads();
+    const bool complete = sh.dec.mode == 1 && sh.action == kActDone;
+    __syncthreads();  // every thread has read action before thread 0 resets it
+    if (complete) break;
+    if (threadIdx.x == 0) sh.action = kActDone;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) decisions[b] = sh.dec;
 }
 
 // The draw row of a decision: p at row n; q (null for one-hot) for the residual.
@@ -563,8 +648,21 @@ __device__ __forceinline__ const float* DrawQ(const ChainArgs& a, const Decision
   return a.q ? a.q + (d.d0 + d.n) * a.vocab : nullptr;
 }
 
+struct ChunkSums {
+  uint64_t residual;
+  uint64_t target;
+  double psum;      // check_p: the sum of the chunk's target probabilities (a fixed-order block sum)
+  int32_t bad;      // check_p: the lowest id of the chunk whose target probability is not in [0, 1], or INT32_MAX
+  int32_t pad;
+};
+
+constexpr int kChunkThreads = 256;
+constexpr int64_t kDrawChunk = 2048;  // ids per chunk: ceil(kMaxVocab / 2048) = 512 chunks at most
+static_assert((kMaxVocab + kDrawChunk - 1) / kDrawChunk <= kChainThreads, "FinalizeKernel scans the chunks in one pass");
 constexpr int kChunkUnroll = kDrawChunk / kChunkThreads;  // 8 ids per thread and chunk
-constexpr int kChunksPerBlock = 4;                         // one decision per 4 chunks
+constexpr int kChunksPerBlock = 4;
+
+using ChunkSumD = cub::BlockReduce<double, kChunkThreads>;
 
 // The sum of v over the block (thread 0's result; integer, so any order). Collective.
 __device__ __forceinline__ uint64_t BlockSumU64(uint64_t v, uint64_t* warp_sums) {
@@ -579,46 +677,52 @@ __device__ __forceinline__ uint64_t BlockSumU64(uint64_t v, uint64_t* warp_sums)
   return total;
 }
 
-// Grid (batch, ceil(chunks / kChunksPerBlock)): block (b, y) decides request b and, for a draw, sums chunks
-// y * kChunksPerBlock ... of the draw row.
-__global__ void __launch_bounds__(kChunkThreads) ChunkKernel(ChainArgs a, const RowResult* trows,
-                                                              const RowResult* drows, int32_t chunks,
-                                                              Decision* decisions, ChunkSums* sums) {
+// Grid (batch, ceil(chunks / kChunksPerBlock)): block (b, y) sums chunks y * kChunksPerBlock ... of request b's
+// draw row (nothing when the decision draws nothing).
+__global__ void __launch_bounds__(kChunkThreads) ChunkKernel(ChainArgs a, const Decision* decisions, int32_t chunks,
+                                                              ChunkSums* sums) {
   __shared__ uint64_t warp_sums[kChunkThreads / 32];
-  __shared__ Decision dec;
+  __shared__ typename ChunkSumD::TempStorage dsum;
+  __shared__ int32_t bad_id;
   const int64_t b = blockIdx.x;
-  if (threadIdx.x < 32) Decide(a, trows, drows, b, &dec);
-  __syncthreads();
-  if (blockIdx.y == 0 && threadIdx.x == 0) decisions[b] = dec;
-  if (dec.diag.code != kChainOk || dec.mode == 0) return;
+  const Decision& dec = decisions[b];
+  const int32_t code = dec.diag.code;
+  const int32_t mode = dec.mode;
+  if (code != kChainOk || mode == 0) return;
+  const bool check_p = dec.check_p != 0;
   const float* p = DrawP(a, dec);
   const ResidualWeight rw{p, DrawQ(a, dec), dec.qsum, dec.x};
-  const TargetWeight tw{p};
   for (int k = 0; k < kChunksPerBlock; ++k) {
     const int32_t c = static_cast<int32_t>(blockIdx.y) * kChunksPerBlock + k;
     if (c >= chunks) break;  // block-uniform
     const int64_t begin = static_cast<int64_t>(c) * kDrawChunk;
     const int64_t end = min(a.vocab, begin + kDrawChunk);
     uint64_t rs = 0, ts = 0;
-    if (dec.mode == 1) {
+    double ps = 0.0;
+    int32_t bad = INT32_MAX;
 #pragma unroll
-      for (int u = 0; u < kChunkUnroll; ++u) {
-        const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
-        if (y < end) {
-          rs += rw(y);
-          ts += tw(y);
+    for (int u = 0; u < kChunkUnroll; ++u) {
+      const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
+      if (y < end) {
+        const float v = p[y];
+        if (check_p && !(v >= 0.0f && v <= 1.0f)) {
+          bad = min(bad, static_cast<int32_t>(y));
+        } else {
+          ps += v;
+          ts += FixedWeight(static_cast<double>(v));
+          if (mode == 1) rs += rw(y);
         }
       }
-    } else {
-#pragma unroll
-      for (int u = 0; u < kChunkUnroll; ++u) {
-        const int64_t y = begin + threadIdx.x + static_cast<int64_t>(u) * kChunkThreads;
-        if (y < end) ts += tw(y);
-      }
     }
-    const uint64_t rsum = BlockSumU64(rs, warp_sums);
+    if (threadIdx.x == 0) bad_id = INT32_MAX;
+    const uint64_t rsum = BlockSumU64(rs, warp_sums);  // its barriers order bad_id's reset before the atomics
+    if (bad != INT32_MAX) atomicMin(&bad_id, bad);
     const uint64_t tsum = BlockSumU64(ts, warp_sums);
-    if (threadIdx.x == 0) sums[b * chunks + c] = ChunkSums{rsum, tsum};
+    double psum = 0.0;
+    if (check_p) psum = ChunkSumD(dsum).Sum(ps);
+    __syncthreads();
+    if (threadIdx.x == 0) sums[b * chunks + c] = ChunkSums{rsum, tsum, psum, bad_id, 0};
+    __syncthreads();  // dsum and bad_id reuse
   }
 }
 
@@ -642,27 +746,55 @@ __device__ int32_t ScanChunk(typename BlockScanU64::TempStorage& temp, int32_t* 
   return *result;
 }
 
+using FinalSumD = cub::BlockReduce<double, kChainThreads>;
+
 __global__ void __launch_bounds__(kChainThreads) FinalizeKernel(ChainArgs a, const Decision* decisions,
                                                                  const ChunkSums* sums, int32_t chunks,
                                                                  int32_t* accepted, int32_t* emitted,
                                                                  ChainDiag* diag) {
   __shared__ typename BlockScanU64::TempStorage temp;
-  __shared__ int32_t chunk, result;
+  __shared__ typename FinalSumD::TempStorage dsum;
+  __shared__ int32_t chunk, result, bad_id;
   __shared__ uint64_t local;
+  __shared__ ChainDiag row_error;
   const int64_t b = blockIdx.x;
   const Decision dec = decisions[b];
   int32_t* out = emitted + b * kChainEmittedStride;
-  if (dec.diag.code != kChainOk) {
+  ChainDiag error = dec.diag;
+  if (error.code == kChainOk && dec.mode != 0 && dec.check_p != 0) {
+    // Target probabilities given directly: the draw row is read whole, so it is checked (the first bad value in
+    // id order, else the sum within 1e-3 of 1) before anything is drawn from it.
+    const ChunkSums s = static_cast<int32_t>(threadIdx.x) < chunks ? sums[b * chunks + threadIdx.x]
+                                                                     : ChunkSums{0, 0, 0.0, INT32_MAX, 0};
+    if (threadIdx.x == 0) bad_id = INT32_MAX;
+    __syncthreads();
+    if (s.bad != INT32_MAX) atomicMin(&bad_id, s.bad);
+    const double total = FinalSumD(dsum).Sum(s.psum);  // chunk order: one fixed reduction
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      row_error = ChainDiag{};
+      const float* p = DrawP(a, dec);
+      if (bad_id != INT32_MAX) {
+        row_error = ChainDiag{kChainTargetRowInvalid, dec.n + 1, bad_id, 0, static_cast<double>(p[bad_id])};
+      } else if (!(fabs(total - 1.0) <= kDraftSumTol)) {
+        row_error = ChainDiag{kChainTargetRowInvalid, dec.n + 1, -1, 0, total};
+      }
+    }
+    __syncthreads();
+    error = row_error;
+  }
+  if (error.code != kChainOk) {
     if (threadIdx.x < kChainEmittedStride) out[threadIdx.x] = kInvalidToken;
     if (threadIdx.x == 0) {
       accepted[b] = -1;
-      if (diag) diag[b] = dec.diag;
+      if (diag) diag[b] = error;
     }
     return;
   }
   int32_t token = dec.token;
   if (dec.mode != 0) {
-    const ChunkSums s = static_cast<int32_t>(threadIdx.x) < chunks ? sums[b * chunks + threadIdx.x] : ChunkSums{0, 0};
+    const ChunkSums s = static_cast<int32_t>(threadIdx.x) < chunks ? sums[b * chunks + threadIdx.x]
+                                                                     : ChunkSums{0, 0, 0.0, INT32_MAX, 0};
     bool use_target = dec.mode == 2;
     uint64_t mine = use_target ? s.target : s.residual;
     uint64_t excl = 0, total = 0;
@@ -1086,19 +1218,15 @@ Status VerifyChainBatch(const ChainBatch& c, Profile profile, const ChainOutputs
   detail::StreamScratch scratch(stream);
   detail::StagedChain s;
   if (Status st = detail::Stage(c, profile, stream, scratch, &s); !st.ok()) return st;
-  const int64_t target_rows = s.target_rows;
-  const int64_t draft_rows = s.args.q != nullptr ? s.draft_rows : 0;
   const int32_t chunks = static_cast<int32_t>((c.vocab + detail::kDrawChunk - 1) / detail::kDrawChunk);
-  // One scratch block: row results (target, draft), decisions, chunk sums.
-  const size_t row_bytes = static_cast<size_t>(target_rows + draft_rows) * sizeof(detail::RowResult);
+  // One scratch block: decisions, chunk sums.
   const size_t dec_bytes = static_cast<size_t>(c.batch) * sizeof(detail::Decision);
   const size_t sum_bytes = static_cast<size_t>(c.batch) * static_cast<size_t>(chunks) * sizeof(detail::ChunkSums);
   const auto align = [](size_t n) { return (n + 255) & ~size_t{255}; };
   char* base = nullptr;
-  if (Status st = scratch.Alloc(align(row_bytes) + align(dec_bytes) + sum_bytes, &base); !st.ok()) return st;
-  auto* rows = reinterpret_cast<detail::RowResult*>(base);
-  auto* decisions = reinterpret_cast<detail::Decision*>(base + align(row_bytes));
-  auto* sums = reinterpret_cast<detail::ChunkSums*>(base + align(row_bytes) + align(dec_bytes));
+  if (Status st = scratch.Alloc(align(dec_bytes) + sum_bytes, &base); !st.ok()) return st;
+  auto* decisions = reinterpret_cast<detail::Decision*>(base);
+  auto* sums = reinterpret_cast<detail::ChunkSums*>(base + align(dec_bytes));
   int device = 0, sms = 0;
   if (Status st = detail::CudaError(cudaGetDevice(&device), "cudaGetDevice"); !st.ok()) return st;
   if (Status st = detail::CudaError(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
@@ -1106,19 +1234,17 @@ Status VerifyChainBatch(const ChainBatch& c, Profile profile, const ChainOutputs
       !st.ok()) {
     return st;
   }
-  const unsigned row_blocks = static_cast<unsigned>(target_rows + draft_rows);
-  if (target_rows + draft_rows <= sms) {
-    detail::RowPassKernel<detail::kRowUnrollFew, 1><<<row_blocks, detail::kChainThreads, 0, stream>>>(
-        s.args, target_rows, rows, rows + target_rows);
+  const unsigned requests = static_cast<unsigned>(c.batch);
+  if (c.batch <= sms) {
+    detail::DecideKernel<detail::kRowUnrollFew, 1><<<requests, detail::kChainThreads, 0, stream>>>(s.args, decisions);
   } else {
-    detail::RowPassKernel<detail::kRowUnrollMany, 3><<<row_blocks, detail::kChainThreads, 0, stream>>>(
-        s.args, target_rows, rows, rows + target_rows);
+    detail::DecideKernel<detail::kRowUnrollMany, 3><<<requests, detail::kChainThreads, 0, stream>>>(s.args, decisions);
   }
   const int32_t chunk_blocks = (chunks + detail::kChunksPerBlock - 1) / detail::kChunksPerBlock;
-  detail::ChunkKernel<<<dim3(static_cast<unsigned>(c.batch), static_cast<unsigned>(chunk_blocks)),
-                        detail::kChunkThreads, 0, stream>>>(s.args, rows, rows + target_rows, chunks, decisions, sums);
-  detail::FinalizeKernel<<<static_cast<unsigned>(c.batch), detail::kChainThreads, 0, stream>>>(
-      s.args, decisions, sums, chunks, o.accepted, o.emitted, o.diag);
+  detail::ChunkKernel<<<dim3(requests, static_cast<unsigned>(chunk_blocks)), detail::kChunkThreads, 0, stream>>>(
+      s.args, decisions, chunks, sums);
+  detail::FinalizeKernel<<<requests, detail::kChainThreads, 0, stream>>>(s.args, decisions, sums, chunks, o.accepted,
+                                                                        o.emitted, o.diag);
   return detail::CudaError(cudaGetLastError(), "chain kernels launch");
 }
 

@@ -15,13 +15,19 @@ MAX_FRAME = 1 << 30
 # Message types: one table, the protocol's.
 HELLO, SAMPLE, TOKENS, PROCESSED, DISTRIBUTION, COUNT, HISTOGRAM, ERROR, BYE, VERIFY, VERIFIED = range(1, 12)
 SAMPLE_REPLICATED = 12
+LOGPROBS_BATCH, LOGPROBS = 13, 14  # the replay campaign's processed logprobs of a batch (docs/replay.md)
 MESSAGE_NAMES = {HELLO: "HELLO", SAMPLE: "SAMPLE", TOKENS: "TOKENS", PROCESSED: "PROCESSED",
                  DISTRIBUTION: "DISTRIBUTION", COUNT: "COUNT", HISTOGRAM: "HISTOGRAM", ERROR: "ERROR", BYE: "BYE",
-                 VERIFY: "VERIFY", VERIFIED: "VERIFIED", SAMPLE_REPLICATED: "SAMPLE_REPLICATED"}
+                 VERIFY: "VERIFY", VERIFIED: "VERIFIED", SAMPLE_REPLICATED: "SAMPLE_REPLICATED",
+                 LOGPROBS_BATCH: "LOGPROBS_BATCH", LOGPROBS: "LOGPROBS"}
 
 # Capability bits of the client's HELLO.
 CAP_PROCESSED, CAP_COUNT, CAP_NONDETERMINISTIC, CAP_VERIFY, CAP_VERIFY_SCRIPTED = 1, 2, 4, 8, 16
 CAP_SAMPLE_REPLICATED = 32
+CAP_LOGPROBS_BATCH, CAP_LOGPROBS_LABELS = 64, 128  # answers LOGPROBS_BATCH; takes its labels (a label guard)
+
+# LOGPROBS_BATCH logits dtypes: bf16 rows hold bf16 values (exact in the f32 sent).
+DTYPE_FP32, DTYPE_BF16 = 0, 1
 
 # ERROR codes.
 ERR_INVALID_ARGUMENT, ERR_UNSUPPORTED, ERR_FAILED, ERR_INVALID_ROW = 1, 2, 3, 4
@@ -157,6 +163,29 @@ def decode_processed(payload):
     return vocab, PARAMS.unpack_from(payload, 8), memoryview(payload)[8 + PARAMS.size:]
 
 
+def decode_logprobs_batch(payload):
+    """LOGPROBS_BATCH: (rows, vocab, dtype, [param tuples], labels (a list, or None without the labels flag), logits
+    memoryview of rows x vocab f32)."""
+    if len(payload) < 24:
+        raise SamplerError(ERR_INVALID_ARGUMENT, "malformed LOGPROBS_BATCH: %d payload bytes" % len(payload))
+    rows, vocab, dtype, flags = struct.unpack_from("<QQII", payload, 0)
+    if dtype not in (DTYPE_FP32, DTYPE_BF16) or flags & ~1:
+        raise SamplerError(ERR_INVALID_ARGUMENT, "malformed LOGPROBS_BATCH: dtype %d, flags %d" % (dtype, flags))
+    at = 24 + rows * PARAMS.size
+    _need(payload, at + 4 * rows * (flags & 1) + 4 * rows * vocab,
+          "LOGPROBS_BATCH of %d rows x %d tokens%s" % (rows, vocab, " with labels" if flags & 1 else ""))
+    labels = None
+    if flags & 1:
+        labels = list(struct.unpack_from("<%di" % rows, payload, at))
+        at += 4 * rows
+    return rows, vocab, dtype, decode_params(payload, 24, rows), labels, memoryview(payload)[at:]
+
+
+def encode_logprobs(rows, vocab, guarded, f32_bytes):
+    """LOGPROBS: rows x u8 guarded (the row's label restored by a label guard), rows x vocab f32 logprobs."""
+    return frame(LOGPROBS, struct.pack("<QQ", rows, vocab) + bytes(1 if g else 0 for g in guarded) + f32_bytes)
+
+
 def decode_count(payload):
     """COUNT: (vocab, param tuple, draws, logits memoryview)."""
     if len(payload) < 16 + PARAMS.size:
@@ -273,6 +302,14 @@ def encode_processed(logits, params):
     return frame(PROCESSED, struct.pack("<Q", len(logits)) + PARAMS.pack(*params) + _f32(logits))
 
 
+def encode_logprobs_batch(rows_of_logits, params, labels=None, dtype=DTYPE_FP32):
+    rows, vocab = len(rows_of_logits), len(rows_of_logits[0]) if rows_of_logits else 0
+    head = struct.pack("<QQII", rows, vocab, dtype, 0 if labels is None else 1) + encode_params(params)
+    if labels is not None:
+        head += struct.pack("<%di" % rows, *labels)
+    return frame(LOGPROBS_BATCH, head + b"".join(_f32(r) for r in rows_of_logits))
+
+
 def encode_count(logits, params, draws):
     return frame(COUNT, struct.pack("<Q", len(logits)) + PARAMS.pack(*params) + struct.pack("<Q", draws) +
                  _f32(logits))
@@ -298,6 +335,7 @@ def encode_bye():
 
 def decode_answer(msg_type, payload):
     """An answer as Python values: ("HELLO", caps, name, profile), ("TOKENS", [tokens]), ("DISTRIBUTION", [p]),
+    ("LOGPROBS", [guarded per row], [[logprob] per row]),
     ("HISTOGRAM", invalid, [counts]), ("ERROR", code, message), ("VERIFIED", [[(accepted, tokens)...]...])."""
     if msg_type == HELLO:
         magic, version, caps, n = struct.unpack_from("<IIII", payload, 0)
@@ -316,6 +354,11 @@ def decode_answer(msg_type, payload):
     if msg_type == ERROR:
         code, n = struct.unpack_from("<II", payload, 0)
         return ("ERROR", code, bytes(payload[8:8 + n]).decode())
+    if msg_type == LOGPROBS:
+        rows, vocab = struct.unpack_from("<QQ", payload, 0)
+        guarded = list(payload[16:16 + rows])
+        values = struct.unpack_from("<%df" % (rows * vocab), payload, 16 + rows)
+        return ("LOGPROBS", guarded, [list(values[r * vocab:(r + 1) * vocab]) for r in range(rows)])
     if msg_type == VERIFIED:
         return ("VERIFIED", payload)  # sized by the requests: tests read it with decode_verified
     return (MESSAGE_NAMES.get(msg_type, str(msg_type)), payload)

@@ -16,7 +16,7 @@ import traceback
 from . import protocol as P
 from .protocol import SamplerError
 from .tensors import BatchParams, SamplingParams, tally, float_matrix, int_list, lanes_for, make_backend, \
-    tokens_in_range
+    matrix_f32, tokens_in_range
 
 _U64_MASK = (1 << 64) - 1
 
@@ -58,6 +58,11 @@ class Sampler:
                                            SAMPLE draw at offset + i) and SAMPLE_REPLICATED (rows gathered on the
                                            device), unless count= is given or count=False.
     logprobs(logits, params) -> [rows, vocab] processed log-probabilities (-inf outside the kept set): PROCESSED
+                                           (one row) and LOGPROBS_BATCH (a batch in one call, bf16 rows as bf16
+                                           torch tensors, `params.dtype` "fp32" or "bf16"; the replay campaign,
+                                           docs/replay.md). With labels=True, LOGPROBS_BATCH brings `params.label`
+                                           (one token per row, -1: none) and logprobs may return (logprobs,
+                                           guarded): guarded[r] true where the row's label guard restored it
     count(logits, params, draws) -> (histogram, invalid)   an own COUNT of one row (logits [1, vocab]): draw i at
                                            offset + i; histogram of vocab counts, invalid draws (-1)
     verify(call) -> (accepted, tokens)     VerifyCall; accepted [trials] in 0..g, tokens [trials, <= g + 1] (slots
@@ -68,10 +73,12 @@ class Sampler:
     name and profile are the HELLO's (reports show `process:<name>`); tensors "torch" | "numpy" | "python" | "auto"
     and device choose what the callables get; nondeterministic sets the capability bit 4 (same seed and offset may
     give other tokens); verify_scripted says verify honours call.uniforms (bit 16); lanes overrides L(V)
-    (a function of the vocabulary: calls per window of a COUNT)."""
+    (a function of the vocabulary: calls per window of a COUNT); labels says logprobs takes LOGPROBS_BATCH's labels
+    (bit 128: a trainer with a label guard)."""
 
     def __init__(self, sample=None, *, verify=None, logprobs=None, count=None, validate=None, name="python",
-                 profile="", tensors="auto", device=None, nondeterministic=False, verify_scripted=False, lanes=None):
+                 profile="", tensors="auto", device=None, nondeterministic=False, verify_scripted=False, lanes=None,
+                 labels=False):
         if sample is None and verify is None and logprobs is None and not callable(count):
             raise ValueError("samplecheck.Sampler needs at least one of sample, verify, logprobs, count")
         for label, fn in (("sample", sample), ("verify", verify), ("logprobs", logprobs), ("validate", validate)):
@@ -85,6 +92,7 @@ class Sampler:
         self.tensors, self.device = tensors, device
         self.nondeterministic, self.verify_scripted = nondeterministic, verify_scripted
         self.lanes = lanes
+        self.labels = labels
         self._backend = None
 
     @property
@@ -97,7 +105,7 @@ class Sampler:
     def capabilities(self):
         caps = 0
         if self.logprobs is not None:
-            caps |= P.CAP_PROCESSED
+            caps |= P.CAP_PROCESSED | P.CAP_LOGPROBS_BATCH | (P.CAP_LOGPROBS_LABELS if self.labels else 0)
         if callable(self.count) or (self.sample is not None and self.count is None):
             caps |= P.CAP_COUNT
         if self.nondeterministic:
@@ -174,6 +182,26 @@ class Sampler:
                                "sampled")
         return P.encode_distribution(probabilities)
 
+    def _on_logprobs_batch(self, payload):
+        self._need(self.logprobs, P.LOGPROBS_BATCH, "logprobs")
+        rows, vocab, dtype, tuples, labels, data = P.decode_logprobs_batch(payload)
+        self._validate(tuples)
+        logits = self.backend.logits(data, rows, vocab)
+        if dtype == P.DTYPE_BF16 and self.backend.name == "torch":
+            logits = logits.to(self.backend.torch.bfloat16)  # exact: the rows hold bf16 values
+        params = self._params(tuples, range(rows), vocab)
+        params.dtype = "bf16" if dtype == P.DTYPE_BF16 else "fp32"
+        if labels is not None:
+            params.add_column("label", labels)
+        result = self._call("logprobs()", self.logprobs, logits, params)
+        guarded = [False] * rows
+        if isinstance(result, tuple):
+            result, flags = result
+            guarded = [bool(g) for g in (flags.tolist() if hasattr(flags, "tolist") else flags)]
+            if len(guarded) != rows:
+                raise SamplerError(P.ERR_FAILED, "logprobs() returned %d guard flags for %d rows" % (len(guarded), rows))
+        return P.encode_logprobs(rows, vocab, guarded, matrix_f32(result, rows, vocab, "logprobs()"))
+
     def _on_count(self, payload):
         vocab, t, draws, data = P.decode_count(payload)
         self._validate([t])
@@ -231,9 +259,7 @@ class Sampler:
         return call
 
     HANDLERS = {P.SAMPLE: _on_sample, P.SAMPLE_REPLICATED: _on_sample_replicated, P.PROCESSED: _on_processed,
-                P.COUNT: _on_count, P.VERIFY: _on_verify}
-    # A processed-logprobs batch message (issue 30, RL replay) joins this table with its own handler over the same
-    # logprobs callable (rows x vocab in one call) and its own capability bit.
+                P.COUNT: _on_count, P.VERIFY: _on_verify, P.LOGPROBS_BATCH: _on_logprobs_batch}
 
     def handle(self, msg_type, payload):
         """The answer frame to one request (an ERROR frame when it cannot be served)."""

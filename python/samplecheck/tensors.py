@@ -5,7 +5,7 @@ arrays, or plain Python (lists of array('f') rows), and the checks on what it re
 import collections
 import math
 
-from .protocol import ERR_FAILED, INVALID_TOKEN, SamplerError, floats
+from .protocol import ERR_FAILED, INVALID_TOKEN, SamplerError, _f32, floats
 
 SamplingParams = collections.namedtuple("SamplingParams", "temperature top_k top_p min_p seed offset")
 SamplingParams.__doc__ = ("One row's sampling parameters, the user's values unchanged (docs/process-protocol.md): "
@@ -74,6 +74,10 @@ class BatchParams:
     def host(self, name):
         return self._host[name]
 
+    def add_column(self, name, values):
+        """One more int64 column of the rows (LOGPROBS_BATCH's `label`: the token each row's label guard keeps)."""
+        self._host[name] = list(values)
+
     def __len__(self):
         return len(self._host["row"])
 
@@ -84,7 +88,7 @@ class BatchParams:
         return (SamplingParams(*t) for t in zip(*(self._host[name] for name in _COLUMNS)))
 
     def __getattr__(self, name):
-        if name.startswith("_") or (name not in _COLUMNS and name != "row"):
+        if name.startswith("_") or name not in self._host:
             raise AttributeError(name)
         column = self._columns.get(name)
         if column is None:
@@ -274,6 +278,25 @@ def float_matrix(result, rows, vocab, what):
                 _fail(what, "returned NaN for token %d of row %d; expected a log-probability (-inf outside the kept "
                       "set)" % (token, r))
     return matrix
+
+
+def matrix_f32(result, rows, vocab, what):
+    """A [rows, vocab] float result as little-endian f32 bytes, checked for shape and dtype (values as they are: a
+    NaN is the harness's to judge)."""
+    shape = _shape_of(result)
+    if shape is None:
+        return _f32([v for row in float_matrix(result, rows, vocab, what) for v in row])
+    if not (result.is_floating_point() if _is_torch(result) else result.dtype.kind == "f"):
+        _fail(what, "returned dtype %s; expected floats" % result.dtype)
+    if shape not in ((rows, vocab), (vocab,) if rows == 1 else None):
+        _fail(what, "returned shape %s; expected (%d, %d)" % (shape, rows, vocab))
+    if _is_torch(result):
+        result = result.detach().float().cpu().contiguous()
+        try:
+            return result.numpy().astype("<f4").tobytes()
+        except (ImportError, RuntimeError):  # torch without numpy
+            return _f32(result.reshape(-1).tolist())
+    return result.astype("<f4").tobytes()
 
 
 def tally(histogram, tokens):

@@ -42,7 +42,7 @@ def test_hello_capabilities_follow_the_callables():
         (dict(sample=philox_sampler), P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED),
         (dict(sample=philox_sampler, count=False), P.CAP_SAMPLE_REPLICATED),
         (dict(sample=philox_sampler, logprobs=lambda x, p: x, nondeterministic=True),
-         P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED | P.CAP_PROCESSED | P.CAP_NONDETERMINISTIC),
+         P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED | P.CAP_PROCESSED | P.CAP_LOGPROBS_BATCH | P.CAP_NONDETERMINISTIC),
         (dict(verify=lambda call: None), P.CAP_VERIFY),
         (dict(verify=lambda call: None, verify_scripted=True), P.CAP_VERIFY | P.CAP_VERIFY_SCRIPTED),
     ]

@@ -402,6 +402,13 @@ class Pipeline {
 
 Error InvalidRow(std::string message) { return {ErrorCode::kInvalidRow, std::move(message)}; }
 
+SamplingParams WithTemperatureFloor(SamplingParams params, const Profile& profile) {
+  if (params.temperature > 0.0 && params.temperature < profile.min_temperature) {
+    params.temperature = profile.min_temperature;
+  }
+  return params;
+}
+
 bool IsGreedy(const SamplingParams& params, const Profile& profile) {
   const double t = params.temperature;
   if (t == 0.0) return true;  // ValidateParams rejected it where the profile has no greedy path
@@ -432,9 +439,10 @@ bool ProcessedDistribution::IsAmbiguous(int32_t token) const {
   return std::binary_search(ambiguous.begin(), ambiguous.end(), token);
 }
 
-Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& params,
+Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& requested,
                                                   const Profile& profile, const ReferenceOptions& options) {
-  if (auto error = ValidateParams(params, profile)) return error->ToError();
+  if (auto error = ValidateParams(requested, profile)) return error->ToError();
+  const SamplingParams params = WithTemperatureFloor(requested, profile);
   if (row.vocab <= 0 || row.data == nullptr) return InvalidRow("empty row (vocab = " + std::to_string(row.vocab) + ")");
   if (row.vocab > std::numeric_limits<int32_t>::max()) {
     return InvalidRow("vocab = " + std::to_string(row.vocab) + " exceeds the int32 token id range");

@@ -109,6 +109,21 @@ constexpr Profile kVllm{
                             "scan), ascending, compared with 1 - top_p"},
 };
 
+// vLLM through its API: SamplingParams.__post_init__ raises 0 < T < 0.01 to 0.01 (_MAX_TEMP) before anything, and
+// only then tests T < 1e-5 for greedy (vllm/sampling_params.py:450-459, 492-496 at v0.26.0 = 568afb3a; unchanged in
+// main 2026): a request's T in (0, 0.01) samples at T = 0.01, and only T == 0 is greedy. The sampler files behind it
+// are profile vllm's (a client that hands T to vllm/v1/sample/sampler.py directly is judged by vllm).
+constexpr Profile kVllmApi = [] {
+  Profile p = kVllm;
+  p.name = "vllm-api";
+  p.summary = "vLLM through SamplingParams: as vllm, but 0 < T < 0.01 is raised to 0.01 (greedy only at T = 0)";
+  p.source = "vllm-project/vllm vllm/sampling_params.py SamplingParams.__post_init__ (_MAX_TEMP = 1e-2, "
+             "_SAMPLING_EPS = 1e-5), v0.26.0 (568afb3a) and main 2026; the sampler files as in vllm";
+  p.min_temperature = 1e-2;         // _MAX_TEMP
+  p.greedy_temperature_below = 0.0;  // after the floor, T < _SAMPLING_EPS only at T == 0
+  return p;
+}();
+
 // vLLM v1 Triton path (apply_top_k_top_p_triton, the default with Triton at batch >= 8): exactly k kept.
 constexpr Profile kVllmTriton{
     .name = "vllm-triton",
@@ -358,7 +373,7 @@ constexpr Profile kLlamaCpp{
 
 constexpr const Profile* kAllProfiles[] = {&kHf,          &kVllm,          &kVllmTriton,     &kFlashinferTopkFirst,
                                            &kFlashinferJoint, &kTrtllmTorch, &kTrtllmCuda, &kSglangTorch,
-                                           &kSglangFlashinfer, &kLlamaCpp};
+                                           &kSglangFlashinfer, &kLlamaCpp, &kVllmApi};
 
 }  // namespace
 

@@ -553,13 +553,19 @@ TEST(VerifyChain, ChunkedDrawsEqualWholeRowSearches) {
   }
 }
 
-TEST(VerifyChain, InvalidInputsAreNamed) {
-  SKIP_WITHOUT_DEVICE();
-  std::mt19937_64 rng(5);
+// One random request of g = 3 over V = 64 with draft probabilities (vllm), from rng_seed.
+Batch OneProbabilityRequest(uint64_t rng_seed) {
+  std::mt19937_64 rng(rng_seed);
   Batch b;
   b.vocab = 64;
   b.form = ChainDraftForm::kProbabilities;
   b.requests.push_back(MakeRequest(rng, 64, 3, b.form, false, Profile::kVllm, false));
+  return b;
+}
+
+TEST(VerifyChain, InvalidInputsAreNamed) {
+  SKIP_WITHOUT_DEVICE();
+  const Batch b = OneProbabilityRequest(5);
   DeviceOut out;
   // host-validated: g and parameters
   {
@@ -595,14 +601,26 @@ TEST(VerifyChain, InvalidInputsAreNamed) {
     bad.requests[0].target[2 * 64 + 5] = NAN;
     expect_diag(bad, kChainTargetRowInvalid, 3, -1, "target row 2 cannot be sampled");
   }
+  // The chain reaches a position with plain parameters and scripted coins 0 (accept iff p > 0).
+  auto reach = [](Batch* bad) {
+    bad->requests[0].params.temperature = 1.0;
+    bad->requests[0].params.top_k = -1;
+    bad->requests[0].params.top_p = 1.0;
+    bad->requests[0].params.min_p = 0.0;
+    bad->requests[0].scripted.assign(8, 0.0);
+  };
   {
-    Batch bad = b;
+    Batch bad = b;  // the value read at position 2: q_2(x_2)
     bad.requests[0].draft[64 + 9] = -0.25f;
+    bad.requests[0].tokens[1] = 9;
+    reach(&bad);
     expect_diag(bad, kChainDraftValueInvalid, 2, 9, "draft probability of token 9 is -0.25");
   }
   {
-    Batch bad = b;
+    Batch bad = b;  // the rejected position's draft row is read whole (the residual is normalized by its sum)
     for (int t = 0; t < 64; ++t) bad.requests[0].draft[t] *= 0.5f;
+    bad.requests[0].target[bad.requests[0].tokens[0]] = -INFINITY;  // p_1(x_1) = 0: rejected whatever the coin
+    reach(&bad);
     expect_diag(bad, kChainDraftSumInvalid, 1, -1, "sum to 0.4999");  // the fp32 halves sum to 0.4999999994
   }
   {
@@ -610,12 +628,7 @@ TEST(VerifyChain, InvalidInputsAreNamed) {
     bad.requests[0].draft[2 * 64 + 11] = 0.0f;
     bad.requests[0].draft[2 * 64 + 12] += 1e-6f;
     bad.requests[0].tokens[2] = 11;
-    // the chain must reach position 3: accept the first two drafts with scripted coins 0 unless their p is 0
-    bad.requests[0].params.temperature = 1.0;
-    bad.requests[0].params.top_k = -1;
-    bad.requests[0].params.top_p = 1.0;
-    bad.requests[0].params.min_p = 0.0;
-    bad.requests[0].scripted.assign(8, 0.0);
+    reach(&bad);  // the chain must reach position 3
     expect_diag(bad, kChainDraftTokenImpossible, 3, 11, "draft token 11 at position 3 has draft probability 0");
   }
   {
@@ -638,6 +651,76 @@ TEST(VerifyChain, InvalidInputsAreNamed) {
     bad.requests[0].tokens[0] = 64;
     expect_diag(bad, kChainDraftTokenImpossible, 1, 64, "outside [0, 64)");
   }
+}
+
+// What the batch path reads (docs/kernels.md "What the verifier reads"): x_j, p_j(x_j), q_j(x_j) and the row
+// statuses up to the position that ends the chain, and whole rows only where a decision needs them. A draft row past
+// the rejection is not read, so a bad value in it is not diagnosed (the request is verified as its read values
+// say); the same bad value in the rejected position's row (read whole for the residual's normalization) is.
+TEST(VerifyChain, RowsThatAreNotReadAreNotChecked) {
+  SKIP_WITHOUT_DEVICE();
+  Batch b = OneProbabilityRequest(21);
+  Request& r = b.requests[0];
+  r.params = samplecheck::SamplingParams{};
+  r.target[r.tokens[0]] = -INFINITY;  // p_1(x_1) = 0: position 1 is rejected whatever the coin
+  DeviceOut out;
+  {
+    Batch past = b;
+    past.requests[0].draft[2 * 64 + 5] = NAN;  // draft row 2 (position 3): never read
+    ASSERT_TRUE(RunBatch(past, &out));
+    EXPECT_EQ(out.diag[0].code, kChainOk) << DescribeChainDiag(out.diag[0], 0, 64);
+    EXPECT_EQ(out.accepted[0], 0);
+    EXPECT_GE(out.emitted[0], 0);
+    EXPECT_LT(out.emitted[0], 64);
+  }
+  {
+    Batch read = b;
+    read.requests[0].draft[5] = NAN;  // draft row 0: the residual's row, read whole
+    ASSERT_TRUE(RunBatch(read, &out));
+    EXPECT_EQ(out.accepted[0], -1);
+    EXPECT_EQ(out.diag[0].code, kChainDraftValueInvalid);
+    EXPECT_EQ(out.diag[0].position, 1);
+    EXPECT_EQ(out.diag[0].token, 5);
+  }
+}
+
+// q is normalized by its row's sum (DraftFromProbabilities). The batch path decides without the sum while the coin
+// is outside the band a valid sum (within 1e-3 of 1) can move; inside it, it reads the row. Rows summing to
+// 1 +- 6e-4 with coins 3e-4 (relative) on either side of p/q: the normalized test decides opposite to the raw one,
+// so only a path that read the sum passes.
+TEST(VerifyChain, CoinsInTheNormalizationBandReadTheDraftRow) {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937_64 rng(22);
+  Batch b;
+  b.vocab = 64;
+  b.form = ChainDraftForm::kProbabilities;
+  for (const double scale : {1.0 + 6e-4, 1.0 - 6e-4}) {
+    Request r = MakeRequest(rng, 64, 1, b.form, false, Profile::kVllm, false);
+    r.params = samplecheck::SamplingParams{};
+    r.params.seed = 5;
+    auto p = ComputeDistribution(LogitsView::Fp32(std::span<const float>(r.target.data(), 64)), r.params,
+                                 RefProfile(Profile::kVllm));
+    ASSERT_TRUE(p.ok());
+    const SparseDistribution pd = FromProcessed(*p);
+    double qsum = 0;
+    for (int t = 0; t < 64; ++t) qsum += r.draft[t];
+    int32_t x = 0;  // the draft's favourite against the target: p / q < 1 there
+    for (int32_t t = 1; t < 64; ++t) {
+      if (r.draft[t] / pd.Prob(t) > r.draft[x] / pd.Prob(x)) x = t;
+    }
+    for (float& v : r.draft) v = static_cast<float>(v * scale);
+    r.tokens[0] = x;
+    const double ratio = static_cast<double>(pd.Prob(x)) / (r.draft[x] / (qsum * scale));
+    ASSERT_LT(ratio, 0.99);
+    r.scripted = {ratio * (scale > 1.0 ? 1.0 - 3e-4 : 1.0 + 3e-4), 0.5, 0.5, 0.5};
+    b.requests.push_back(r);
+  }
+  DeviceOut out;
+  ASSERT_TRUE(RunBatch(b, &out));
+  EXPECT_EQ(out.diag[0].code, kChainOk);
+  EXPECT_EQ(out.diag[1].code, kChainOk);
+  EXPECT_EQ(out.accepted[0], 1) << "u * q(x) / qsum < p(x): accepted (the raw q would reject it)";
+  EXPECT_EQ(out.accepted[1], 0) << "u * q(x) / qsum >= p(x): rejected (the raw q would accept it)";
 }
 
 // The harness's cuda verifier against the exact one: Verify (mixed forms and vocabs in one call, scripted streams),

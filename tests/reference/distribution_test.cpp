@@ -70,11 +70,11 @@ std::map<std::string, Expected> Same(std::initializer_list<std::string> profiles
   return into;
 }
 
-const std::initializer_list<std::string> kAllNames = {"hf",           "vllm",        "vllm-triton",
+const std::initializer_list<std::string> kAllNames = {"hf",           "vllm",        "vllm-api",   "vllm-triton",
                                                       "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch",
                                                       "trtllm-cuda",  "sglang-torch", "sglang-flashinfer",
                                                       "llama-cpp"};
-const std::initializer_list<std::string> kNucleusNames = {"hf",           "vllm",         "vllm-triton",
+const std::initializer_list<std::string> kNucleusNames = {"hf",           "vllm",         "vllm-api",  "vllm-triton",
                                                           "flashinfer-topk-first", "flashinfer-joint",
                                                           "trtllm-torch", "sglang-torch", "sglang-flashinfer",
                                                           "llama-cpp"};
@@ -101,7 +101,8 @@ std::vector<VectorCase> DiscriminatingVectors() {
   // V2: four tied tokens, k = 2. Tie-keeping profiles stay uniform; exact-k profiles keep the two lowest ids and
   // report the whole tie group ambiguous (an engine with another sort order keeps another pair).
   {
-    auto by = Same({"hf", "vllm", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch", "sglang-flashinfer"},
+    auto by = Same({"hf", "vllm", "vllm-api", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch",
+                    "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}});
     by = Same({"vllm-triton", "trtllm-cuda", "sglang-torch", "llama-cpp"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
     cases.push_back({"V2_ties_top_k_2", {0.25, 0.25, 0.25, 0.25}, Params(1, 2, 1.0, 0), by});
@@ -109,7 +110,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
   // V2': [0.4, 0.3, 0.3], p = 0.5. Pivot top-p keeps the whole tie group; sort-based profiles cut it by position.
   {
     auto by = Same({"flashinfer-topk-first", "flashinfer-joint", "sglang-flashinfer"}, {{0, 1, 2}, {0.4, 0.3, 0.3}, {}});
-    by = Same({"hf", "vllm", "vllm-triton", "trtllm-torch", "sglang-torch", "llama-cpp"},
+    by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "trtllm-torch", "sglang-torch", "llama-cpp"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {1, 2}}, by);
     by["trtllm-cuda"] = {{0, 1}, {0.8, 0.2}, {1, 2}};
     cases.push_back({"V2prime_tie_at_top_p", {0.4, 0.3, 0.3}, Params(1, -1, 0.5, 0), by});
@@ -123,7 +124,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
   // V4: min-p before top-p (vLLM, TRT-LLM, FlashInfer engines) vs after (HF, llama.cpp) or joint (SGLang). TV 0.222.
   {
     auto by = Same({"hf", "sglang-torch", "sglang-flashinfer", "llama-cpp"}, {{0, 1, 2}, {4.0 / 9, 3.0 / 9, 2.0 / 9}, {}});
-    by = Same({"vllm", "vllm-triton", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch"},
+    by = Same({"vllm", "vllm-api", "vllm-triton", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {}}, by);
     by["trtllm-cuda"] = {{0, 1}, {16.0 / 27, 11.0 / 27}, {}};
     cases.push_back({"V4_min_p_order", {0.4, 0.3, 0.2, 0.1}, Params(1, -1, 0.75, 0.3), by});
@@ -133,7 +134,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
     const double c = 0.6 / 0.85;  // mass above token 2 in the top-4-renormalized distribution
     auto by = Same({"flashinfer-joint", "sglang-torch", "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.35 / 0.85, 0.25 / 0.85, 0.20 / 0.85, 0.05 / 0.85}, {}});
-    by = Same({"hf", "vllm", "vllm-triton", "flashinfer-topk-first", "trtllm-torch", "llama-cpp"},
+    by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "flashinfer-topk-first", "trtllm-torch", "llama-cpp"},
               {{0, 1, 2}, {0.35 / 0.8, 0.25 / 0.8, 0.20 / 0.8}, {}}, by);
     by["trtllm-cuda"] = {{0, 1, 2}, {0.35 / 0.85 / 0.82, 0.25 / 0.85 / 0.82, (0.82 - c) / 0.82}, {}};
     cases.push_back({"V5_joint_vs_top_k_first",
@@ -149,6 +150,17 @@ std::vector<VectorCase> DiscriminatingVectors() {
     auto by = Same(kAllNames, {{0}, {1.0}, {}});
     by["llama-cpp"] = {{0, 1}, {0.64, 0.36}, {}};
     cases.push_back({"V6_temperature_placement", v1, Params(0.5, -1, 0.6, 0), by});
+  }
+  // V7: vLLM's temperature floor. Two logits 0.01 apart at T = 0.001: every profile scales by 1 / 0.001 (token 1 at
+  // e^-10 of token 0); vllm-api raises T to 0.01 first (sampling_params.py:450-459), so token 1 is at e^-1 of
+  // token 0. TV 0.269. (At T = 5e-6 vllm, vllm-triton and trtllm-torch are greedy and vllm-api is not: identify's
+  // probe "V2 T=5e-6".)
+  {
+    const double e10 = std::exp(-10.0), e1 = std::exp(-1.0);
+    auto by = Same(kAllNames, {{0, 1}, {1 / (1 + e10), e10 / (1 + e10)}, {}});
+    by["vllm-api"] = {{0, 1}, {1 / (1 + e1), e1 / (1 + e1)}, {}};
+    cases.push_back({"V7_temperature_floor", {1 / (1 + std::exp(-0.01)), std::exp(-0.01) / (1 + std::exp(-0.01))},
+                     Params(0.001, -1, 1.0, 0), by});
   }
   return cases;
 }

@@ -69,7 +69,7 @@ TEST(ReportTest, ACaseWithoutACheckFieldsIsAParseErrorNamingTheCheck) {
   auto back = ReportFromJson(j);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.error().code, ErrorCode::kParse);
-  EXPECT_NE(back.error().message.find("case 1"), std::string::npos) << back.error().message;
+  EXPECT_NE(back.error().message.find("/cases/1"), std::string::npos) << back.error().message;
   EXPECT_NE(back.error().message.find("check pearson"), std::string::npos) << back.error().message;
 }
 

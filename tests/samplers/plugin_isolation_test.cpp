@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -159,6 +160,20 @@ std::string CallsOf(const std::string& log) {
   return calls;
 }
 
+// The bytes the plugin host has read so far (rchar of /proc/<pid>/io), its pid from the recording plugin's log;
+// nullopt where that file is not readable.
+std::optional<uint64_t> HostReadBytes(const std::string& log) {
+  const std::string first = ReadFile(log);
+  EXPECT_EQ(first.rfind("pid ", 0), 0u) << first;
+  std::ifstream io("/proc/" + first.substr(4, first.find(' ', 4) - 4) + "/io");
+  std::string key;
+  uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return std::nullopt;
+}
+
 // A plugin without count_draws: CountDraws goes through sample in the batches of the default CountDraws, in
 // process and in the host alike (the harness sends the host COUNT, the host draws through sample), so the plugin
 // sees the same calls and the histograms agree. A 1000-token row (batches of 4096) and a 131072-token row (batches
@@ -198,18 +213,77 @@ TEST(PluginIsolation, APluginWithoutCountDrawsIsCountedInTheHostNotShippedEveryR
   const auto row = GaussianRow(131072, 3);
   std::vector<uint64_t> histogram(row.size(), 0);
   ASSERT_TRUE((*plugin)->CountDraws(row, Params(1.0, -1, 1.0, 0.0, 7, 5), 1000, histogram, nullptr).ok());
-  const std::string first = ReadFile(log);
-  ASSERT_EQ(first.rfind("pid ", 0), 0u) << first;
-  const std::string host_pid = first.substr(4, first.find(' ', 4) - 4);
-  std::ifstream io("/proc/" + host_pid + "/io");
-  std::string key;
-  uint64_t value = 0, read_bytes = 0;
-  bool found = false;
-  while (io >> key >> value) {
-    if (key == "rchar:") found = true, read_bytes = value;
+  const auto read_bytes = HostReadBytes(log);
+  if (!read_bytes) GTEST_SKIP() << "the host's /proc/<pid>/io is not readable here";
+  EXPECT_LT(*read_bytes, uint64_t{64} << 20) << "the host read " << *read_bytes << " bytes for 1000 draws";
+}
+
+// Replicated batches (a campaign's batch cases, SampleReplicated) and the agreement check's repeated row
+// (SampleRepeated) go to the host as SAMPLE_REPLICATED, each row once: the host makes the copies, in the batches of
+// the default SampleReplicated, so the plugin gets the same sample calls isolated as in process, and the tokens
+// agree.
+TEST(PluginIsolation, ReplicatedBatchesGetTheSameSampleCallsIsolatedAndInProcess) {
+  constexpr int64_t kRows = 3, kVocab = 1000;
+  constexpr uint64_t kCopies = 2000;  // 6000 call rows: sample calls of 1365 copies (4095 rows), then 635 copies
+  std::vector<float> logits;
+  for (int64_t r = 0; r < kRows; ++r) {
+    const auto row = GaussianRow(kVocab, static_cast<uint32_t>(r));
+    logits.insert(logits.end(), row.begin(), row.end());
   }
-  if (!found) GTEST_SKIP() << "/proc/" << host_pid << "/io is not readable here";
-  EXPECT_LT(read_bytes, uint64_t{64} << 20) << "the host read " << read_bytes << " bytes for 1000 draws";
+  std::vector<SamplingParams> params(kRows * kCopies);
+  for (size_t c = 0; c < params.size(); ++c) params[c] = Params(1.0, -1, 1.0, 0.0, 7, 11 * c);
+  std::string logs[2];
+  std::vector<int32_t> tokens[2], repeated[2];
+  for (int isolated = 0; isolated < 2; ++isolated) {
+    logs[isolated] = ::testing::TempDir() + "recording_replicated_" + std::to_string(getpid()) + "_" +
+                     std::to_string(isolated);
+    std::remove(logs[isolated].c_str());
+    auto plugin = isolated ? MakeIsolatedPluginSampler(SAMPLECHECK_RECORDING_PLUGIN, logs[isolated])
+                           : MakePluginSampler(SAMPLECHECK_RECORDING_PLUGIN, logs[isolated]);
+    ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
+    tokens[isolated].assign(params.size(), -7);
+    ASSERT_TRUE((*plugin)->SampleReplicated({logits.data(), kRows, kVocab, kVocab}, kCopies, params, tokens[isolated])
+                    .ok());
+    repeated[isolated].assign(700, -7);
+    ASSERT_TRUE((*plugin)->SampleRepeated({logits.data(), kVocab}, Params(1.0, -1, 1.0, 0.0, 7, 5), repeated[isolated])
+                    .ok());
+  }
+  const std::string in_process = CallsOf(logs[0]);
+  EXPECT_EQ(in_process,
+            "sample rows 4095 vocab 1000 offsets 0..45034\n"
+            "sample rows 1905 vocab 1000 offsets 45045..65989\n"
+            "sample rows 700 vocab 1000 offsets 5..704\n");
+  EXPECT_EQ(CallsOf(logs[1]), in_process);
+  EXPECT_EQ(tokens[1], tokens[0]);
+  EXPECT_EQ(repeated[1], repeated[0]);
+}
+
+// ... and the copies are made in the host, not shipped: 64 copies of a 131072-token row are 32 MiB of logits, the
+// host reads the row once (512 KiB) and 64 params (/proc/<pid>/io: bytes, not time). The example plugin's tokens
+// (8 copies) are the same isolated and in process.
+TEST(PluginIsolation, AReplicatedRowCrossesToTheHostOnce) {
+  const std::string log = ::testing::TempDir() + "recording_replicated_io_" + std::to_string(getpid());
+  std::remove(log.c_str());
+  auto plugin = MakeIsolatedPluginSampler(SAMPLECHECK_RECORDING_PLUGIN, log);
+  ASSERT_TRUE(plugin.ok()) << plugin.error().ToString();
+  const auto row = GaussianRow(131072, 3);
+  std::vector<SamplingParams> params(64, Params(1.0, -1, 1.0, 0.0, 7, 0));
+  for (size_t k = 0; k < params.size(); ++k) params[k].offset = k;
+  std::vector<int32_t> tokens(params.size());
+  ASSERT_TRUE((*plugin)->SampleReplicated({row.data(), 1, 131072, 131072}, 64, params, tokens).ok());
+  EXPECT_EQ(CallsOf(log), "sample rows 64 vocab 131072 offsets 0..63\n");
+  const auto read_bytes = HostReadBytes(log);
+  if (!read_bytes) GTEST_SKIP() << "the host's /proc/<pid>/io is not readable here";
+  EXPECT_LT(*read_bytes, uint64_t{4} << 20) << "the host read " << *read_bytes << " bytes for 64 copies of a 512 KiB row";
+
+  auto isolated = MakeIsolatedPluginSampler(SAMPLECHECK_EXAMPLE_PLUGIN, "");
+  auto in_process = MakePluginSampler(SAMPLECHECK_EXAMPLE_PLUGIN, "");
+  ASSERT_TRUE(isolated.ok() && in_process.ok());
+  const auto eight = std::span<const SamplingParams>(params).first(8);
+  std::vector<int32_t> want(8, -7), got(8, -9);
+  ASSERT_TRUE((*in_process)->SampleReplicated({row.data(), 1, 131072, 131072}, 8, eight, want).ok());
+  ASSERT_TRUE((*isolated)->SampleReplicated({row.data(), 1, 131072, 131072}, 8, eight, got).ok());
+  EXPECT_EQ(got, want);
 }
 
 // ---- Where the plugin host is found ----------------------------------------------------------------------------

@@ -62,7 +62,7 @@ case "$scenario" in
     expect_rc 0 "$bin" gate "$dir/ok.json"
     grep -q "row cases certified within TV 0.05" "$dir/out.txt" || fail "gate: no equivalence line"
     # Without --equivalence the bounds are reported and judge nothing.
-    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --max-draws 20000 --progress none
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --max-draws 20000 --allow-underpowered --progress none
     grep -q "equivalence: largest binned TV upper bound" "$dir/out.txt" || fail "bounds not reported"
     # Too few draws (--max-draws 2000): inconclusive for lack of draws, each such case named with the draws needed.
     expect_rc 1 "$bin" run --suite smoke --sampler exact --seed 1 --equivalence 0.05 --max-draws 2000 --progress none

@@ -17,12 +17,12 @@ same_judgement() {  # same_judgement <a.json> <b.json>
   local f='del(.samplecheck_version, .git_revision, .started, .seconds, .command_line, .budget, .draw_plan, .merged_shards, .shard, .machine, .gpu, .cases[].seconds)'
   diff <(jq -S "$f" "$1") <(jq -S "$f" "$2") >"$dir/diff.txt" || { head -40 "$dir/diff.txt"; fail "$1 and $2 differ"; }
 }
-std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --progress none)
+std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --allow-underpowered --progress none)
 
 case "$scenario" in
   shard_merge_standard)
     # standard on exact as 1 shard and as 4 shards (run side by side), each merged: every case's counts, binnings,
-    # statistics, p-values (Holm over all 375 cases) and verdict are identical, because a case's draws come from
+    # statistics, p-values (Holm over all 460 cases) and verdict are identical, because a case's draws come from
     # its seed at fixed offsets whichever shard makes them. The verdict is a pass: exact judged by its own profile,
     # campaign false-alarm rate <= alpha = 1e-4 (Holm), fixed seed 11.
     expect_rc 0 "$bin" run "${std[@]}" --shard 0/1 --report "$dir/one.json"
@@ -35,9 +35,9 @@ case "$scenario" in
     grep -q "not a verdict: samplecheck merge judges" "$dir/out.txt" || fail "gate passes a lone shard"
     expect_rc 0 "$bin" merge "$dir/one.json" --report "$dir/m1.json"
     expect_rc 0 "$bin" merge "$dir/s3.json" "$dir/s1.json" "$dir/s0.json" "$dir/s2.json" --report "$dir/m4.json" --html "$dir/m4.html"
-    grep -q "merged 4 shards" "$dir/out.txt" && grep -q "375 cases: 375 pass" "$dir/out.txt" || fail "merged summary"
+    grep -q "merged 4 shards" "$dir/out.txt" && grep -q "460 cases: 460 pass" "$dir/out.txt" || fail "merged summary"
     grep -q '<svg' "$dir/m4.html" || fail "no chart in the merged HTML"
-    jq -e '.merged_shards == 4 and .shard == null and (.cases | length) == 375' "$dir/m4.json" >/dev/null || fail "merged report"
+    jq -e '.merged_shards == 4 and .shard == null and (.cases | length) == 460' "$dir/m4.json" >/dev/null || fail "merged report"
     same_judgement "$dir/m1.json" "$dir/m4.json"
     expect_rc 0 "$bin" gate "$dir/m4.json"
     # The unsharded run of a suite without a time budget plans the same draws: the same report again.
@@ -60,13 +60,13 @@ case "$scenario" in
     run_shards() {  # run_shards <prefix> <count> <extra args...>
       local p=$1 n=$2; shift 2
       for ((i = 0; i < n; i++)); do
-        "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --shard $i/$n --report "$dir/$p$i.json" --progress none "$@" >/dev/null 2>&1 || fail "shard $p$i"
+        "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --allow-underpowered --shard $i/$n --report "$dir/$p$i.json" --progress none "$@" >/dev/null 2>&1 || fail "shard $p$i"
       done
     }
     run_shards a 2
     run_shards b 2 --draw-seed 9
     run_shards c 3
-    "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --report "$dir/full.json" --progress none >/dev/null 2>&1
+    "$bin" run --suite smoke --sampler exact --seed 3 --max-draws 4096 --allow-underpowered --report "$dir/full.json" --progress none >/dev/null 2>&1
     expect_error "missing: merge needs every shard" "$bin" merge "$dir/a0.json"
     expect_error "is given twice" "$bin" merge "$dir/a0.json" "$dir/a0.json"
     expect_error "its draw seed is 9, not 3" "$bin" merge "$dir/a0.json" "$dir/b1.json"
@@ -104,7 +104,7 @@ case "$scenario" in
     ;;
   shard_options)
     # --shard I/N, auto (GoogleTest, Slurm), auto/N (Kubernetes); and what is refused, with exit 2.
-    small=(--suite smoke --sampler exact --seed 3 --max-draws 4096 --progress none)
+    small=(--suite smoke --sampler exact --seed 3 --max-draws 4096 --allow-underpowered --progress none)
     expect_rc 0 env GTEST_SHARD_INDEX=1 GTEST_TOTAL_SHARDS=2 "$bin" run "${small[@]}" --shard auto --report "$dir/g.json"
     jq -e '.shard.index == 1 and .shard.count == 2 and .shard.source == "GTEST_SHARD_INDEX"' "$dir/g.json" >/dev/null || fail "gtest"
     expect_rc 0 env SLURM_ARRAY_TASK_ID=11 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_COUNT=3 "$bin" run "${small[@]}" --shard auto --report "$dir/s.json"

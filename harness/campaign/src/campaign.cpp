@@ -62,7 +62,11 @@ Result<Samplers> OpenSampler(const Suite& suite, const CampaignOptions& options)
     return InvalidArgument("--devices splits the work of a GPU sampler over GPUs; " + (*first)->Name() +
                            " is not one");
   }
-  if (s.judged.empty()) s.judged = s.caps.profile.empty() || !FindProfile(s.caps.profile) ? "vllm" : s.caps.profile;
+  if (s.judged.empty() && !s.caps.profile.empty() && !FindProfile(s.caps.profile)) {
+    return InvalidArgument("sampler " + (*first)->Name() + " says it implements profile \"" + s.caps.profile +
+                           "\", which this samplecheck does not know (samplecheck list --profiles): give --profile");
+  }
+  if (s.judged.empty()) s.judged = s.caps.profile.empty() ? "vllm" : s.caps.profile;
   s.all.push_back(std::move(*first));
   return s;
 }

@@ -41,6 +41,9 @@ struct PlanInputs {
   const std::vector<CaseResult>* finished = nullptr;
 };
 PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options);
+// The options that plan a stored report's campaign again (merge's shards, the gate's check against the plan): its
+// sampler, profile, seeds, equivalence asked and samplecheck version.
+CampaignOptions OptionsOfReport(const CampaignReport& report);
 
 // What every report (sampler or spec campaign) states about its run beside the sampler and the seeds: the suite,
 // the judged profile, alpha / TV / power, this machine and GPU, the git revision, the start time, the command line.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/binning.h"
 
 namespace samplecheck::harness {
@@ -24,7 +25,10 @@ CheckList TokenChecks();        // checks_token.cpp: max-abs-z
 CheckList BatchChecks();        // checks_batch.cpp: batch-invariance, independence, serial, alone-vs-batch
 CheckList AgreementChecks();    // checks_agreement.cpp: agreement
 CheckList EquivalenceChecks();  // checks_equivalence.cpp: equivalence
+// The stream checks' fields of a row case judged alone (a shard's, for merge: ShardRowEvidence::stream).
+nlohmann::json JudgeStreamFields(const CaseResult& planned, const struct StreamEvidence& stream);
 CheckList StreamChecks();       // checks_stream.cpp: seed-dependence, fresh-handle, step-repeats, refusal
+CheckList ReplayChecks();       // checks_replay.cpp: replay-engine, -trainer, -label, -agreement, -ratio-bias
 // The speculative family is SpecCaseChecks() (checks.h; checks_spec.cpp).
 
 // Draws at which a test's power is reported (CheckOutcome::draws_for_power).
@@ -38,9 +42,17 @@ Result<std::vector<CheckOutcome>> ParseOutcomes(std::string_view check, F&& pars
   try {
     return parse();
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + e.what()};
+    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + JsonErrorText(e)};
   }
 }
+
+// A count of a stored field: a whole number >= 0 (nlohmann would read -5 as 2^64 - 5); throws std::runtime_error
+// naming `what` otherwise (a check's Recheck turns it into kParse).
+uint64_t StoredCount(const nlohmann::json& j, const std::string& what);
+
+// Two stored numbers agree when both are NaN, both the same infinity, or within a relative 1e-7 (the same code on
+// another machine's libm and Boost may differ in the last digits; a tampered value differs by far more).
+bool SameStoredNumber(double stored, double recomputed);
 
 // `v` with `digits` significant digits ("%.<digits>g").
 std::string ShortNumber(double v, int digits);

@@ -4,6 +4,8 @@
 // checks_equivalence.cpp, checks_spec.cpp (speculative decoding).
 #include "samplecheck/campaign/checks.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -30,6 +32,20 @@ std::string ShortNumber(double v, int digits) {
   return buf;
 }
 
+uint64_t StoredCount(const json& j, const std::string& what) {
+  if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<int64_t>() >= 0)) {
+    throw std::runtime_error(what + " must be a whole number >= 0, not " +
+                             j.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+  return j.get<uint64_t>();
+}
+
+bool SameStoredNumber(double stored, double recomputed) {
+  if (std::isnan(stored) || std::isnan(recomputed)) return std::isnan(stored) && std::isnan(recomputed);
+  if (std::isinf(stored) || std::isinf(recomputed)) return stored == recomputed;
+  return std::fabs(stored - recomputed) <= 1e-7 * std::max(std::fabs(stored), std::fabs(recomputed)) + 1e-300;
+}
+
 stats::BinnedCounts Bin(const stats::Binning& b, std::span<const uint64_t> histogram) {
   Result<stats::BinnedCounts> counts = stats::BinCounts(b, histogram);
   if (!counts.ok()) throw std::logic_error("binning: " + counts.error().message);
@@ -47,12 +63,14 @@ json TwoSampleFields(std::span<const uint64_t> a, std::span<const uint64_t> b) {
           {"min_expected", JsonNumber(double(t->min_pooled))}};
 }
 
+Status CaseCheck::Recheck(const json&, const CaseResult&) const { return Status::Ok(); }
+
 const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
   static const std::vector<std::unique_ptr<const CaseCheck>> checks = [] {
     std::vector<std::unique_ptr<const CaseCheck>> v;
     // The families in evaluation order (check_family.h); a report's case object holds their keys in this order.
     for (CheckList (*family)() : {SupportChecks, FitChecks, TokenChecks, BatchChecks, AgreementChecks,
-                                  EquivalenceChecks, SpecCaseChecks, StreamChecks}) {
+                                  EquivalenceChecks, SpecCaseChecks, StreamChecks, ReplayChecks}) {
       for (auto& check : family()) v.push_back(std::move(check));
     }
     return v;

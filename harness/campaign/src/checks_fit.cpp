@@ -1,6 +1,7 @@
 // The goodness-of-fit family (checks.h): Pearson X^2 (both tails) on the head, tail and hash binnings, G beside it.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "check_family.h"
@@ -31,32 +32,109 @@ class PearsonCheck final : public CaseCheck {
     json binnings = json::array();
     for (const stats::Binning* b : e.binning.UsableBinnings()) {
       const stats::BinnedCounts counts = Bin(*b, e.histogram);
-      const std::vector<double> expected = stats::CellProbabilities(*b);
-      const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(counts.observed, expected);
-      const Result<stats::GoodnessOfFit> g = stats::GTest(counts.observed, expected);
-      // Two cells: the exact lower tail (the chi-square one misses the lattice's atom at a perfect fit).
-      const uint64_t n = counts.observed.size() == 2 ? counts.observed[0] + counts.observed[1] : 0;
-      const Result<double> lower =
-          !pearson.ok() || pearson->dof == 0 ? Result<double>(InvalidArgument("no test"))
-          : n > 0 ? stats::ExactTwoCellFitLowerTail(counts.observed[0], n, expected[0])
-                  : stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof);
-      json j{{"name", b->name},
-             {"cells", expected.size()},
-             {"dof", pearson.ok() ? pearson->dof : 0},
-             {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
-             {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
-             {"pearson_p_lower", JsonNumber(lower.ok() ? *lower : NAN)},
-             {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
-             {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
-             {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
-             {"observed", counts.observed}};
-      json exp = json::array();
-      for (double x : expected) exp.push_back(JsonNumber(x));
-      j["expected"] = std::move(exp);
+      json j = BinningFields(b->name, counts.observed, stats::CellProbabilities(*b));
       if (b->name == "head") j["cell_token"] = HeadCellTokens(e.binning);
       binnings.push_back(std::move(j));
     }
     return {{"binnings", binnings}};
+  }
+
+  // One binning's fields from its cells' counts and probabilities: what Evaluate stores and Recheck recomputes.
+  static json BinningFields(const std::string& name, std::span<const uint64_t> observed,
+                            std::span<const double> expected) {
+    const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(observed, expected);
+    const Result<stats::GoodnessOfFit> g = stats::GTest(observed, expected);
+    // Two cells: the exact lower tail (the chi-square one misses the lattice's atom at a perfect fit).
+    const uint64_t n = observed.size() == 2 ? observed[0] + observed[1] : 0;
+    const Result<double> lower =
+        !pearson.ok() || pearson->dof == 0 ? Result<double>(InvalidArgument("no test"))
+        : n > 0 ? stats::ExactTwoCellFitLowerTail(observed[0], n, expected[0])
+                : stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof);
+    json j{{"name", name},
+           {"cells", expected.size()},
+           {"dof", pearson.ok() ? pearson->dof : 0},
+           {"pearson", JsonNumber(pearson.ok() ? pearson->statistic : 0.0)},
+           {"pearson_p", JsonNumber(pearson.ok() ? pearson->p_value : NAN)},
+           {"pearson_p_lower", JsonNumber(lower.ok() ? *lower : NAN)},
+           {"g", JsonNumber(g.ok() ? g->statistic : 0.0)},
+           {"g_p", JsonNumber(g.ok() ? g->p_value : NAN)},
+           {"min_expected", JsonNumber(pearson.ok() ? pearson->min_expected : 0.0)},
+           {"observed", std::vector<uint64_t>(observed.begin(), observed.end())}};
+    json exp = json::array();
+    for (double x : expected) exp.push_back(JsonNumber(x));
+    j["expected"] = std::move(exp);
+    return j;
+  }
+
+  // Every statistic of every binning again from its stored observed and expected cells (sufficient statistics):
+  // a stored X^2, G, p-value, dof or least expectation that is not what its counts give is an inconsistency. The
+  // counts are whole numbers >= 0, the expectations a distribution, and every binning holds the same draws.
+  Status Recheck(const json& fields, const CaseResult& c) const override {
+    std::string where = "check pearson";
+    try {
+      std::optional<uint64_t> total;
+      for (const json& b : fields.at("binnings")) {
+        const std::string name = b.at("name").get<std::string>();
+        where = "check pearson, binning " + name;
+        std::vector<uint64_t> observed;
+        const uint64_t sum = StoredCells(b, c, observed);
+        std::vector<double> expected;
+        long double mass = 0;
+        for (const json& x : b.at("expected")) {
+          expected.push_back(ReadJsonNumber(x));
+          if (!(expected.back() >= 0 && expected.back() <= 1)) {
+            throw std::runtime_error("an expected cell probability " + x.dump() + " is outside [0, 1]");
+          }
+          mass += expected.back();
+        }
+        if (std::fabs(static_cast<double>(mass) - 1.0) > 1e-6) {
+          throw std::runtime_error("the expected cell probabilities sum to " + ShortNumber(double(mass), 4) + ", not 1");
+        }
+        if (total && *total != sum) {
+          throw std::runtime_error("the observed counts sum to " + std::to_string(sum) + ", another binning's to " +
+                                   std::to_string(*total) + " (every binning holds the same draws)");
+        }
+        total = sum;
+        SameAsRecomputed(b, BinningFields(name, observed, expected));
+      }
+    } catch (const std::exception& e) {
+      return Error{ErrorCode::kParse, where + ": " + JsonErrorText(e)};
+    }
+    return Status::Ok();
+  }
+
+  // A binning's stored observed counts (whole numbers >= 0 summing to at most the case's draws) and their sum.
+  static uint64_t StoredCells(const json& b, const CaseResult& c, std::vector<uint64_t>& observed) {
+    uint64_t sum = 0;
+    for (const json& o : b.at("observed")) {
+      observed.push_back(StoredCount(o, "an observed count"));
+      if (__builtin_add_overflow(sum, observed.back(), &sum)) {
+        throw std::runtime_error("the observed counts sum to more than 2^64 - 1");
+      }
+    }
+    if (sum > c.draws) {
+      throw std::runtime_error("the observed counts sum to " + std::to_string(sum) + ", more than the case's " +
+                               std::to_string(c.draws) + " draws");
+    }
+    return sum;
+  }
+
+  // Throws naming the first stored field of binning `b` that is not what its cells give (`again`).
+  static void SameAsRecomputed(const json& b, const json& again) {
+    for (const char* key : {"cells", "dof"}) {
+      if (b.at(key) != again.at(key)) {
+        throw std::runtime_error(std::string(key) + " is " + b.at(key).dump() + ", its cells give " +
+                                 again.at(key).dump());
+      }
+    }
+    for (const char* key : {"pearson", "pearson_p", "pearson_p_lower", "g", "g_p", "min_expected"}) {
+      if (!b.contains(key) && std::string(key) == "pearson_p_lower") continue;  // reports before the lower tail
+      const double stored = ReadJsonNumber(b.at(key)), recomputed = ReadJsonNumber(again.at(key));
+      if (!SameStoredNumber(stored, recomputed)) {
+        throw std::runtime_error(std::string(key) + " is " + ShortNumber(stored, 4) + " but its observed and " +
+                                 "expected cells give " + ShortNumber(recomputed, 4));
+      }
+    }
   }
 
   Result<std::vector<CheckOutcome>> Outcomes(const json& fields, const CaseResult& c) const override {
@@ -73,7 +151,7 @@ class PearsonCheck final : public CaseCheck {
         if (b.contains("cell_token") && b["cell_token"].size() != cells) {
           throw std::runtime_error("cell_token and expected differ in length");
         }
-        if (std::isnan(p) || dof == 0) continue;  // the test could not be evaluated: not in the family
+        if (dof == 0) continue;  // the test could not be evaluated (fewer than two cells): not in the family
         // Both tails (reports before the lower tail hold the upper one only).
         const double lower = b.contains("pearson_p_lower") ? ReadJsonNumber(b["pearson_p_lower"]) : NAN;
         CheckOutcome o = MakeOutcome("pearson", name, "pearson " + name, CheckOutcome::Kind::kPValue);

@@ -1,6 +1,6 @@
 // The stream family (checks.h; stream.h; docs/statistics.md "Stream checks"): what a sampler's or verifier's stream
 // does across seeds, instances, calls and steps, and the refusal of invalid parameters. Their fields are null where
-// the case has no such evidence (a sharded row case, an older report).
+// the case has no such evidence (a batch row, an older report); a sharded row case takes the fields its shard judged.
 //   seed-dependence  p-value: the same rows and offsets under two seeds; M pairs of equal results against the sum of
 //                    independent Bernoulli(pi_i), pi_i the exact match probability of independent streams (a
 //                    sampler: sum_t p0_t^2; a verifier: sum_l P(accepted length l | the trial's drafts)^2), exact
@@ -34,6 +34,13 @@ namespace samplecheck::harness {
 using nlohmann::json;
 
 namespace {
+
+// A shard's judged fields of one stream check (StreamEvidence::judged): its keys, null where the shard wrote none.
+json StoredFields(const json& judged, const std::vector<std::string>& keys) {
+  json out = json::object();
+  for (const std::string& key : keys) out[key] = judged.is_object() && judged.contains(key) ? judged[key] : json(nullptr);
+  return out;
+}
 
 json Untested(const std::string& why) { return {{"tested", false}, {"why", why}}; }
 
@@ -74,6 +81,7 @@ class SeedDependenceCheck final : public CaseCheck {
   bool KeysOptional() const override { return true; }
 
   json Evaluate(const CaseEvidence& e) const override {
+    if (e.stream != nullptr && e.stream->judged != nullptr) return StoredFields(*e.stream->judged, ReportKeys());
     if (e.stream == nullptr || (!e.stream->seed_run && e.stream->seed_untested.empty())) {
       return {{"seed_dependence", nullptr}};
     }
@@ -148,6 +156,7 @@ class FreshHandleCheck final : public CaseCheck {
   bool KeysOptional() const override { return true; }
 
   json Evaluate(const CaseEvidence& e) const override {
+    if (e.stream != nullptr && e.stream->judged != nullptr) return StoredFields(*e.stream->judged, ReportKeys());
     if (e.stream == nullptr || (!e.stream->handles_run && e.stream->handles_untested.empty())) {
       return {{"fresh_handle", nullptr}};
     }
@@ -211,6 +220,7 @@ class StepRepeatsCheck final : public CaseCheck {
   bool KeysOptional() const override { return true; }
 
   json Evaluate(const CaseEvidence& e) const override {
+    if (e.stream != nullptr && e.stream->judged != nullptr) return StoredFields(*e.stream->judged, ReportKeys());
     if (e.stream == nullptr || e.stream->steps.empty()) return {{"step_repeats", nullptr}};
     const StreamEvidence& s = *e.stream;
     const double c = s.repeat_probability;
@@ -259,6 +269,7 @@ class RefusalCheck final : public CaseCheck {
   bool KeysOptional() const override { return true; }
 
   json Evaluate(const CaseEvidence& e) const override {
+    if (e.stream != nullptr && e.stream->judged != nullptr) return StoredFields(*e.stream->judged, ReportKeys());
     if (e.stream == nullptr || !e.stream->refusal_run) return {{"refusal", nullptr}};
     const StreamEvidence& s = *e.stream;
     return {{"refusal",
@@ -291,6 +302,16 @@ class RefusalCheck final : public CaseCheck {
 };
 
 }  // namespace
+
+json JudgeStreamFields(const CaseResult& planned, const StreamEvidence& stream) {
+  const stats::BinningPlan none;
+  const CaseEvidence evidence{planned, {}, none, {}, 0, "", nullptr, nullptr, nullptr, &stream};
+  json fields = json::object();
+  for (const auto& check : StreamChecks()) {
+    fields.update(check->Evaluate(evidence));
+  }
+  return fields;
+}
 
 CheckList StreamChecks() {
   CheckList v;

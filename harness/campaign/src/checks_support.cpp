@@ -1,6 +1,8 @@
 // The support family (checks.h): draws outside the kept set, invalid tokens and sampler errors fail a case outright.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <stdexcept>
 
 #include "check_family.h"
 #include "samplecheck/campaign/json_text.h"
@@ -13,6 +15,8 @@ namespace {
 
 constexpr size_t kTopViolations = 16;
 
+Status RecheckSupport(const json& fields, const CaseResult& c);
+
 // ---- support ----------------------------------------------------------------------------------------------------
 class SupportCheck final : public CaseCheck {
  public:
@@ -22,6 +26,7 @@ class SupportCheck final : public CaseCheck {
            "seen with probability 1 - (1 - d)^N); a sampler error fails it too";
   }
   std::vector<std::string> ReportKeys() const override { return {"support"}; }
+  Status Recheck(const json& fields, const CaseResult& c) const override { return RecheckSupport(fields, c); }
 
   json Evaluate(const CaseEvidence& e) const override {
     std::vector<std::pair<int32_t, uint64_t>> violations;  // token (-1: invalid), count
@@ -99,6 +104,48 @@ class SupportCheck final : public CaseCheck {
     });
   }
 };
+
+// The support check's count against its list: the violations are the draws of the tokens listed (the invalid marker
+// -1 first, then the tokens outside the kept set by count; the list keeps the kTopViolations largest).
+Status RecheckSupport(const json& fields, const CaseResult& c) {
+  try {
+    const json& s = fields.at("support");
+    const uint64_t violations = StoredCount(s.at("violations"), "support.violations");
+    const uint64_t invalid = StoredCount(s.at("invalid_draws"), "support.invalid_draws");
+    const json& tokens = s.at("tokens");
+    if (!tokens.is_array()) throw std::runtime_error("support.tokens must be an array");
+    uint64_t listed = 0;
+    for (const json& t : tokens) {
+      const json& token = t.at("token");
+      if (!token.is_number_integer() || token.get<int64_t>() < -1 || token.get<int64_t>() > INT32_MAX) {
+        throw std::runtime_error("support.tokens: token " + token.dump() + " is not a token id (or -1, invalid)");
+      }
+      const uint64_t count = StoredCount(t.at("count"), "support.tokens count");
+      if (count == 0) throw std::runtime_error("support.tokens lists token " + token.dump() + " with 0 draws");
+      if (token.get<int64_t>() == -1 && (c.unsamplable || count != invalid)) {
+        throw std::runtime_error("support.tokens lists " + std::to_string(count) + " invalid draws, support.invalid_draws "
+                                 "says " + std::to_string(invalid) + (c.unsamplable ? " (an unsamplable row's invalid draws "
+                                 "are its right answers, never violations)" : ""));
+      }
+      if (__builtin_add_overflow(listed, count, &listed)) throw std::runtime_error("support.tokens counts overflow");
+    }
+    const bool whole_list = tokens.size() < kTopViolations;
+    if (whole_list ? listed != violations : listed > violations) {
+      return Error{ErrorCode::kParse, "check support: support.violations = " + std::to_string(violations) + " but " +
+                                          "the tokens listed beside it were drawn " + std::to_string(listed) +
+                                          " time(s)" + (whole_list ? "" : " (the largest " +
+                                          std::to_string(kTopViolations) + " alone)")};
+    }
+    const uint64_t invalid_violations = c.unsamplable ? 0 : invalid;
+    if (violations < invalid_violations) {
+      return Error{ErrorCode::kParse, "check support: support.violations = " + std::to_string(violations) +
+                                          " is below its " + std::to_string(invalid) + " invalid draws"};
+    }
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kParse, "check support: " + JsonErrorText(e)};
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 

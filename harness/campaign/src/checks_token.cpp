@@ -111,6 +111,46 @@ class MaxAbsZCheck final : public CaseCheck {
       return {o};
     });
   }
+
+  // The stored p-value against the head binning's single-token cells, whose counts the report keeps: the test is
+  // Bonferroni over every support token (kept of them), so its p-value is at most kept x the smallest exact tail
+  // of those cells (MaxAbsZTest on the head cells gives head-cells x that tail). A p-value above that bound (a
+  // failing case edited to pass) is an inconsistency; "did not run" counts as p = 1.
+  Status Recheck(const json& fields, const CaseResult& c) const override {
+    try {
+      const json& mz = fields.at("max_abs_z");
+      const int32_t token = mz.at("token").get<int32_t>();
+      const double stored = token < 0 ? 1.0 : ReadJsonNumber(mz.at("p_value"));
+      if (!c.checks.contains("binnings") || !c.checks["binnings"].is_array() || c.kept < 2) return Status::Ok();
+      for (const json& b : c.checks["binnings"]) {
+        if (b.at("name").get<std::string>() != "head" || !b.contains("cell_token")) continue;
+        std::vector<uint64_t> observed;
+        std::vector<double> expected;
+        std::vector<size_t> cells;
+        for (const json& o : b.at("observed")) observed.push_back(StoredCount(o, "an observed count"));
+        for (const json& x : b.at("expected")) expected.push_back(ReadJsonNumber(x));
+        const json& tokens = b.at("cell_token");
+        for (size_t k = 0; k < tokens.size() && k < expected.size(); ++k) {
+          if (tokens[k].get<int64_t>() >= 0 && expected[k] > 0 && expected[k] < 1) cells.push_back(k);
+        }
+        if (cells.empty() || observed.size() != expected.size()) return Status::Ok();
+        const Result<stats::MaxAbsZ> head = stats::MaxAbsZTest(observed, expected, cells, c.alpha_plan);
+        if (!head.ok() || !(head->p_value < 1)) return Status::Ok();
+        const double tail = head->p_value / double(cells.size());
+        const double bound = std::min(1.0, double(c.kept) * tail);
+        if (!(stored <= bound * (1 + 1e-6) + 1e-300)) {
+          return Error{ErrorCode::kParse, "check max-abs-z: p_value " + ShortNumber(stored, 4) +
+                                              (token < 0 ? " (the test did not run)" : "") +
+                                              " but the head binning's single-token counts give at most " +
+                                              ShortNumber(bound, 4) + " (token " +
+                                              std::to_string(tokens[head->cell].get<int64_t>()) + ")"};
+        }
+      }
+    } catch (const std::exception& e) {
+      return Error{ErrorCode::kParse, "check max-abs-z: " + JsonErrorText(e)};
+    }
+    return Status::Ok();
+  }
 };
 
 }  // namespace

@@ -40,7 +40,7 @@ Result<DrawPlan> DrawPlanFromJson(const json& j) {
                             c.at("max_draws").get<uint64_t>(), c.at("why").get<std::string>()});
     }
   } catch (const std::exception& e) {
-    return Error{ErrorCode::kParse, std::string("\"draw_plan\": ") + e.what()};
+    return Error{ErrorCode::kParse, std::string("\"draw_plan\": ") + JsonErrorText(e)};
   }
   if (plan.cases.empty()) return Error{ErrorCode::kParse, "\"draw_plan\": no case"};
   return plan;

@@ -27,6 +27,28 @@ double ReadJsonNumber(const json& j) {
   throw std::runtime_error("expected a number, got " + j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+std::string JsonErrorText(const std::exception& e) {
+  std::string m = e.what();
+  if (m.rfind("[json.exception.", 0) != 0) return m;
+  if (const size_t close = m.find("] "); close != std::string::npos) m.erase(0, close + 2);
+  auto replace_prefix = [&](const std::string& prefix, const std::string& with) {
+    if (m.rfind(prefix, 0) != 0) return false;
+    m = with + m.substr(prefix.size());
+    return true;
+  };
+  if (m.rfind("key '", 0) == 0 && m.size() > 15 && m.compare(m.size() - 11, 11, "' not found") == 0) {
+    return "\"" + m.substr(5, m.size() - 16) + "\" is missing";
+  }
+  if (replace_prefix("cannot use at() with ", "expected an object, got ")) return m;
+  if (replace_prefix("cannot use operator[] with ", "expected an object, got ")) return m;
+  if (replace_prefix("type must be ", "expected ")) {
+    const size_t but = m.find(", but is ");
+    if (but != std::string::npos) m.replace(but, 9, ", got ");
+    return m;
+  }
+  return m;
+}
+
 std::string JsonText(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 std::string ValidUtf8(std::string_view text) {
@@ -75,6 +97,23 @@ struct DuplicateKey {
   std::string path;
 };
 
+struct TooDeep {
+  std::string path;
+};
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at " prefix: "line 3, column 7:
+// syntax error while parsing object key - unexpected '}'; expected string literal".
+std::string PlainJsonError(const json::exception& e) {
+  std::string message = e.what();
+  if (const size_t close = message.find("] "); message.rfind("[json.exception.", 0) == 0 && close != std::string::npos) {
+    message.erase(0, close + 2);
+  }
+  for (const char* prefix : {"parse error at ", "parse error: "}) {
+    if (message.rfind(prefix, 0) == 0) message.erase(0, std::string(prefix).size());
+  }
+  return message;
+}
+
 }  // namespace
 
 Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
@@ -95,10 +134,11 @@ Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
   auto callback = [&](int, json::parse_event_t event, json& parsed) -> bool {
     switch (event) {
       case json::parse_event_t::object_start:
-        scopes.push_back({true, child_path(), {}, {}, 0});
-        break;
       case json::parse_event_t::array_start:
-        scopes.push_back({false, child_path(), {}, {}, 0});
+        // Refused before it is built: nesting far past any samplecheck file would cost time and memory (and, in
+        // the DOM's destructor, stack) without bound.
+        if (scopes.size() >= kMaxJsonDepth) throw TooDeep{child_path()};
+        scopes.push_back({event == json::parse_event_t::object_start, child_path(), {}, {}, 0});
         break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
@@ -122,8 +162,13 @@ Result<json> ParseJsonStrict(std::string_view text, std::string_view what) {
   } catch (const DuplicateKey& d) {
     return Error{ErrorCode::kParse, std::string(what) + ": duplicate key \"" + d.key + "\" in the object at " + d.path +
                                         " (each key may appear once)"};
+  } catch (const TooDeep& d) {
+    return Error{ErrorCode::kParse, std::string(what) + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                        " levels (at " + d.path + "), more than any samplecheck file holds"};
+  } catch (const json::parse_error& e) {
+    return Error{ErrorCode::kParse, std::string(what) + ": not valid JSON at " + PlainJsonError(e)};
   } catch (const json::exception& e) {
-    return Error{ErrorCode::kParse, std::string(what) + ": not valid JSON: " + e.what()};
+    return Error{ErrorCode::kParse, std::string(what) + ": " + JsonErrorText(e)};
   }
 }
 

@@ -6,6 +6,7 @@
 #include "campaign_work.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/shard.h"
+#include "samplecheck/campaign/stream.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -123,64 +124,71 @@ Result<ShardSpec> ParseShard(std::string_view text,
                          "JOB_COMPLETION_INDEX); give --shard I/N");
 }
 
-Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<CampaignReport>& shards,
-                                   const std::vector<std::string>& names, const std::string& command_line) {
-  if (shards.empty()) return InvalidArgument("merge needs the reports of every shard (none given)");
-  auto name_of = [&](size_t k) { return k < names.size() ? names[k] : "shard report " + std::to_string(k); };
+namespace {
+
+// The name of shard report k in messages (its file, as the CLI gives them).
+std::string NameOf(const std::vector<std::string>& names, size_t k) {
+  return k < names.size() ? names[k] : "shard report " + std::to_string(k);
+}
+
+std::string Exact(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+// Shard k of one campaign with shard 0: every shard planned and drew with the same identity.
+Status SameCampaign(const CampaignReport& a, const CampaignReport& b, const std::vector<std::string>& names,
+                    size_t k) {
+  const std::pair<std::string, std::pair<std::string, std::string>> fields[] = {
+      {"suite", {a.suite + " (" + a.suite_source + ")", b.suite + " (" + b.suite_source + ")"}},
+      {"sampler", {a.sampler_spec, b.sampler_spec}},
+      {"profile", {a.profile, b.profile}},
+      {"seed", {std::to_string(a.seed), std::to_string(b.seed)}},
+      {"draw seed", {std::to_string(a.draw_seed), std::to_string(b.draw_seed)}},
+      {"alpha", {Exact(a.alpha), Exact(b.alpha)}},
+      {"tv", {Optional(a.shard->tv), Optional(b.shard->tv)}},
+      {"max draws", {Optional(a.shard->max_draws), Optional(b.shard->max_draws)}},
+      {"generated cases", {std::to_string(a.shard->generated), std::to_string(b.shard->generated)}},
+      {"equivalence", {Exact(a.equivalence_eps) + "/" + Exact(a.equivalence_chi2_eps),
+                       Exact(b.equivalence_eps) + "/" + Exact(b.equivalence_chi2_eps)}},
+      {"shard count", {std::to_string(a.shard->count), std::to_string(b.shard->count)}},
+      {"samplecheck version", {a.samplecheck_version, b.samplecheck_version}},
+      {"git revision", {a.git_revision.value_or("(none)"), b.git_revision.value_or("(none)")}},
+      {"plan fingerprint", {std::to_string(a.shard->plan_fingerprint), std::to_string(b.shard->plan_fingerprint)}},
+  };
+  for (const auto& [field, values] : fields) {
+    if (values.first == values.second) continue;
+    return InvalidArgument(NameOf(names, k) + " is not a shard of the campaign of " + NameOf(names, 0) + ": its " +
+                           field + " is " + values.second + ", not " + values.first);
+  }
+  return Status::Ok();
+}
+
+// Every report a finished shard of one campaign, each shard of it given once.
+Status CheckShardSet(const std::vector<CampaignReport>& shards, const std::vector<std::string>& names) {
   for (size_t k = 0; k < shards.size(); ++k) {
     if (!shards[k].shard) {
-      return InvalidArgument(name_of(k) + " is not a shard's report (it has no \"shard\" block): merge takes the "
-                                          "reports of samplecheck run --shard I/N");
+      return InvalidArgument(NameOf(names, k) + " is not a shard's report (it has no \"shard\" block): merge takes "
+                                                "the reports of samplecheck run --shard I/N");
     }
     if (shards[k].interrupted) {
-      return InvalidArgument(name_of(k) + " (shard " + std::to_string(shards[k].shard->index) + "/" +
+      return InvalidArgument(NameOf(names, k) + " (shard " + std::to_string(shards[k].shard->index) + "/" +
                              std::to_string(shards[k].shard->count) +
                              ") was interrupted before its draws were made: run that shard again");
     }
   }
-  // One campaign: every shard planned and drew with the same identity.
-  const CampaignReport& a = shards.front();
   for (size_t k = 1; k < shards.size(); ++k) {
-    const CampaignReport& b = shards[k];
-    auto differ = [&](const std::string& field, const std::string& x, const std::string& y) -> Status {
-      if (x == y) return Status::Ok();
-      return InvalidArgument(name_of(k) + " is not a shard of the campaign of " + name_of(0) + ": its " + field +
-                             " is " + y + ", not " + x);
-    };
-    auto num = [](double v) {
-      std::ostringstream os;
-      os.precision(17);
-      os << v;
-      return os.str();
-    };
-    const std::pair<std::string, std::pair<std::string, std::string>> fields[] = {
-        {"suite", {a.suite + " (" + a.suite_source + ")", b.suite + " (" + b.suite_source + ")"}},
-        {"sampler", {a.sampler_spec, b.sampler_spec}},
-        {"profile", {a.profile, b.profile}},
-        {"seed", {std::to_string(a.seed), std::to_string(b.seed)}},
-        {"draw seed", {std::to_string(a.draw_seed), std::to_string(b.draw_seed)}},
-        {"alpha", {num(a.alpha), num(b.alpha)}},
-        {"tv", {Optional(a.shard->tv), Optional(b.shard->tv)}},
-        {"max draws", {Optional(a.shard->max_draws), Optional(b.shard->max_draws)}},
-        {"generated cases", {std::to_string(a.shard->generated), std::to_string(b.shard->generated)}},
-        {"equivalence", {num(a.equivalence_eps) + "/" + num(a.equivalence_chi2_eps),
-                         num(b.equivalence_eps) + "/" + num(b.equivalence_chi2_eps)}},
-        {"shard count", {std::to_string(a.shard->count), std::to_string(b.shard->count)}},
-        {"samplecheck version", {a.samplecheck_version, b.samplecheck_version}},
-        {"git revision", {a.git_revision.value_or("(none)"), b.git_revision.value_or("(none)")}},
-        {"plan fingerprint", {std::to_string(a.shard->plan_fingerprint), std::to_string(b.shard->plan_fingerprint)}},
-    };
-    for (const auto& [field, values] : fields) {
-      if (Status st = differ(field, values.first, values.second); !st.ok()) return st.error();
-    }
+    if (Status st = SameCampaign(shards.front(), shards[k], names, k); !st.ok()) return st;
   }
-  const uint32_t count = a.shard->count;
+  const uint32_t count = shards.front().shard->count;
   std::vector<int> holder(count, -1);
   for (size_t k = 0; k < shards.size(); ++k) {
     const uint32_t index = shards[k].shard->index;
     if (holder[index] >= 0) {
       return InvalidArgument("shard " + std::to_string(index) + "/" + std::to_string(count) + " is given twice: " +
-                             name_of(static_cast<size_t>(holder[index])) + " and " + name_of(k));
+                             NameOf(names, static_cast<size_t>(holder[index])) + " and " + NameOf(names, k));
     }
     holder[index] = static_cast<int>(k);
   }
@@ -193,22 +201,18 @@ Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<Campaig
                            " missing: merge needs every shard's report (indices 0 to " + std::to_string(count - 1) +
                            ")");
   }
+  return Status::Ok();
+}
 
-  // The plan again, from the shards' identity: it must be the plan they drew.
-  CampaignOptions options;
-  options.sampler_spec = a.sampler_spec;
-  options.profile = a.profile;
-  options.seed = a.seed;
-  options.draw_seed = a.draw_seed;
+// The plan again, from the shards' identity: it must be the plan they drew.
+Result<CampaignWork> ReplanShards(const Suite& suite, const CampaignReport& a, const std::string& command_line) {
+  CampaignOptions options = OptionsOfReport(a);
   options.tv = a.shard->tv;
   options.max_draws = a.shard->max_draws;
   options.generated = a.shard->generated;
-  options.equivalence_eps = a.equivalence_eps;
-  options.equivalence_chi2_eps = a.equivalence_chi2_eps;
   options.evidence = a.evidence;
-  options.version = a.samplecheck_version;
   options.command_line = command_line;
-  options.shard = ShardSpec{0, count, "merge"};
+  options.shard = ShardSpec{0, a.shard->count, "merge"};
   if (!FindProfile(a.profile)) return InvalidArgument("the shards judge profile '" + a.profile + "', unknown here");
   auto work = PrepareWork(suite, options, a.profile, a.sampler);
   if (!work.ok()) return work.error();
@@ -216,6 +220,158 @@ Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<Campaig
     return InvalidArgument("the plan of suite " + suite.name + " made now differs from the one the shards drew "
                            "(the suite file, its rows or samplecheck changed since they ran): run the shards again");
   }
+  return work;
+}
+
+// A case drawn whole (a batch row, a case without draws) as the one shard that judged it.
+Result<CaseResult> WholeCase(const std::string& name, const std::vector<CampaignReport>& shards,
+                             const std::vector<std::string>& names) {
+  const CaseResult* found = nullptr;
+  size_t found_in = 0;
+  for (size_t k = 0; k < shards.size(); ++k) {
+    for (const CaseResult& c : shards[k].cases) {
+      if (c.name != name) continue;
+      if (found != nullptr) {
+        return InvalidArgument("case " + name + " was judged by two shards: " + NameOf(names, found_in) + " and " +
+                               NameOf(names, k));
+      }
+      found = &c;
+      found_in = k;
+    }
+  }
+  if (found == nullptr) return InvalidArgument("case " + name + " is in no shard's report");
+  return *found;
+}
+
+// A ranged row case's counts over the shards (pieces of its draws, its first draws' agreement evidence).
+struct RowCounts {
+  std::vector<uint64_t> histogram, fast, sampled;
+  uint64_t invalid = 0;
+  std::string sampler_error;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  AgreementEvidence agreement;
+  bool has_agreement = false;
+  nlohmann::json stream;  // the stream checks' fields, from the shard that held the first draws
+  int stream_shards = 0;  // shards that judged them (one when the pieces tile)
+};
+
+// `from` added to `to`: every token in the vocabulary, no count past 2^64 - 1. `where` names the shard and case.
+Status AddCounts(const SparseCounts& from, std::vector<uint64_t>& to, const std::string& where) {
+  for (const auto& [token, n] : from) {
+    if (token < 0 || static_cast<size_t>(token) >= to.size()) {
+      return InvalidArgument(where + " counts token " + std::to_string(token) + ", outside its vocabulary of " +
+                             std::to_string(to.size()));
+    }
+    if (__builtin_add_overflow(to[static_cast<size_t>(token)], n, &to[static_cast<size_t>(token)])) {
+      return InvalidArgument(where + ": the draws of token " + std::to_string(token) +
+                             " sum to more than 2^64 - 1 over the shards");
+    }
+  }
+  return Status::Ok();
+}
+
+// One shard's evidence of a row case added to its counts.
+Status AddEvidence(const ShardRowEvidence& e, RowCounts& rc, const std::string& where) {
+  if (Status st = AddCounts(e.histogram, rc.histogram, where); !st.ok()) return st;
+  rc.invalid += e.invalid_draws;
+  if (rc.sampler_error.empty()) rc.sampler_error = e.sampler_error;
+  rc.pieces.insert(rc.pieces.end(), e.pieces.begin(), e.pieces.end());
+  if (!e.stream.is_null()) {
+    rc.stream = e.stream;
+    ++rc.stream_shards;
+  }
+  if (!e.has_agreement) return Status::Ok();
+  if (rc.has_agreement) return InvalidArgument("case " + e.name + ": two shards hold its first draws");
+  rc.has_agreement = true;
+  if (Status st = AddCounts(e.agreement_fast, rc.fast, where); !st.ok()) return st;
+  if (Status st = AddCounts(e.agreement_sampled, rc.sampled, where); !st.ok()) return st;
+  rc.agreement.draws = e.agreement_draws;
+  rc.agreement.deterministic = e.agreement_deterministic;
+  rc.agreement.first_difference = e.agreement_first_difference;
+  rc.agreement.fast_token = e.agreement_fast_token;
+  rc.agreement.sampled_token = e.agreement_sampled_token;
+  return Status::Ok();
+}
+
+// The pieces must tile [0, draws): nothing missing, nothing drawn twice.
+Status CheckPiecesTile(std::vector<std::pair<uint64_t, uint64_t>> pieces, uint64_t draws, const std::string& name) {
+  std::sort(pieces.begin(), pieces.end());
+  uint64_t at = 0;
+  for (const auto& [b, e] : pieces) {
+    if (b < at) {
+      return InvalidArgument("case " + name + ": draws [" + std::to_string(b) + ", " + std::to_string(std::min(at, e)) +
+                             ") were drawn by two shards");
+    }
+    if (b > at) {
+      return InvalidArgument("case " + name + ": draws [" + std::to_string(at) + ", " + std::to_string(b) +
+                             ") are in no shard's report");
+    }
+    at = e;
+  }
+  if (at != draws) {
+    return InvalidArgument("case " + name + ": draws [" + std::to_string(at) + ", " + std::to_string(draws) +
+                           ") are in no shard's report");
+  }
+  return Status::Ok();
+}
+
+// A ranged row case judged from the counts of its pieces over the shards.
+Status MergeRowCase(PreparedCase& pc, const std::vector<CampaignReport>& shards,
+                    const std::vector<std::string>& names) {
+  const std::string& name = pc.result.name;
+  RowCounts rc;
+  rc.histogram.assign(pc.row.size(), 0);
+  rc.fast.assign(pc.row.size(), 0);
+  rc.sampled.assign(pc.row.size(), 0);
+  for (size_t k = 0; k < shards.size(); ++k) {
+    for (const ShardRowEvidence& e : shards[k].shard->evidence) {
+      if (e.name != name) continue;
+      if (Status st = AddEvidence(e, rc, NameOf(names, k) + ": case " + name); !st.ok()) return st;
+    }
+  }
+  if (Status st = CheckPiecesTile(std::move(rc.pieces), pc.result.draws, name); !st.ok()) return st;
+  if (rc.stream_shards > 1) {
+    return InvalidArgument("case " + name + ": " + std::to_string(rc.stream_shards) +
+                           " shards judged its stream checks (only the one holding its first draws does)");
+  }
+  rc.agreement.fast = rc.fast;
+  rc.agreement.sampled = rc.sampled;
+  StreamEvidence stream;
+  stream.judged = &rc.stream;
+  EvaluateCase(pc, rc.histogram, rc.invalid, rc.sampler_error, nullptr, rc.has_agreement ? &rc.agreement : nullptr,
+               rc.stream.is_null() ? nullptr : &stream);
+  return Status::Ok();
+}
+
+// Nothing left over: every case a shard reports is one of the plan.
+Status CheckNothingLeftOver(const std::vector<CaseResult>& cases, const std::vector<CampaignReport>& shards,
+                            const std::vector<std::string>& names) {
+  std::set<std::string> planned;
+  for (const CaseResult& c : cases) planned.insert(c.name);
+  for (size_t k = 0; k < shards.size(); ++k) {
+    for (const CaseResult& c : shards[k].cases) {
+      if (!planned.count(c.name)) {
+        return InvalidArgument(NameOf(names, k) + " holds case " + c.name + ", not in the plan");
+      }
+    }
+    for (const ShardRowEvidence& e : shards[k].shard->evidence) {
+      if (!planned.count(e.name)) {
+        return InvalidArgument(NameOf(names, k) + " holds draws of case " + e.name + ", not in the plan");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<CampaignReport>& shards,
+                                   const std::vector<std::string>& names, const std::string& command_line) {
+  if (shards.empty()) return InvalidArgument("merge needs the reports of every shard (none given)");
+  if (Status st = CheckShardSet(shards, names); !st.ok()) return st.error();
+  const CampaignReport& a = shards.front();
+  auto work = ReplanShards(suite, a, command_line);
+  if (!work.ok()) return work.error();
 
   CampaignReport report = std::move(work->report);
   report.machine = a.machine;
@@ -227,102 +383,22 @@ Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<Campaig
     report.started = std::min(report.started, s.started);
     report.seconds += s.seconds;  // the shards' time, summed
   }
-  report.merged_shards = count;
+  report.merged_shards = a.shard->count;
 
   // Every case from the shards: a ranged row case from the counts of its pieces, the others as their shard judged
   // them (a batch is drawn whole by one shard).
   std::vector<CaseResult> cases;
   for (PreparedCase& pc : work->prepared) {
-    const std::string& name = pc.result.name;
     if (!Ranged(pc, false)) {
-      const CaseResult* found = nullptr;
-      std::string found_in;
-      for (size_t k = 0; k < shards.size(); ++k) {
-        for (const CaseResult& c : shards[k].cases) {
-          if (c.name != name) continue;
-          if (found != nullptr) {
-            return InvalidArgument("case " + name + " was judged by two shards: " + found_in + " and " + name_of(k));
-          }
-          found = &c;
-          found_in = name_of(k);
-        }
-      }
-      if (found == nullptr) return InvalidArgument("case " + name + " is in no shard's report");
-      cases.push_back(*found);
+      Result<CaseResult> whole = WholeCase(pc.result.name, shards, names);
+      if (!whole.ok()) return whole.error();
+      cases.push_back(std::move(*whole));
       continue;
     }
-    const size_t vocab = pc.row.size();
-    std::vector<uint64_t> histogram(vocab, 0);
-    uint64_t invalid = 0;
-    std::string sampler_error;
-    std::vector<std::pair<uint64_t, uint64_t>> pieces;
-    std::vector<uint64_t> fast(vocab, 0), sampled(vocab, 0);
-    AgreementEvidence agreement;
-    bool has_agreement = false;
-    for (size_t k = 0; k < shards.size(); ++k) {
-      for (const ShardRowEvidence& e : shards[k].shard->evidence) {
-        if (e.name != name) continue;
-        auto add = [&](const SparseCounts& from, std::vector<uint64_t>& to) -> Status {
-          for (const auto& [token, n] : from) {
-            if (token < 0 || static_cast<size_t>(token) >= vocab) {
-              return InvalidArgument(name_of(k) + ": case " + name + " counts token " + std::to_string(token) +
-                                     ", outside its vocabulary of " + std::to_string(vocab));
-            }
-            to[static_cast<size_t>(token)] += n;
-          }
-          return Status::Ok();
-        };
-        if (Status st = add(e.histogram, histogram); !st.ok()) return st.error();
-        invalid += e.invalid_draws;
-        if (sampler_error.empty()) sampler_error = e.sampler_error;
-        pieces.insert(pieces.end(), e.pieces.begin(), e.pieces.end());
-        if (e.has_agreement) {
-          if (has_agreement) return InvalidArgument("case " + name + ": two shards hold its first draws");
-          has_agreement = true;
-          if (Status st = add(e.agreement_fast, fast); !st.ok()) return st.error();
-          if (Status st = add(e.agreement_sampled, sampled); !st.ok()) return st.error();
-          agreement.draws = e.agreement_draws;
-          agreement.deterministic = e.agreement_deterministic;
-          agreement.first_difference = e.agreement_first_difference;
-          agreement.fast_token = e.agreement_fast_token;
-          agreement.sampled_token = e.agreement_sampled_token;
-        }
-      }
-    }
-    // The pieces must tile [0, draws): nothing missing, nothing drawn twice.
-    std::sort(pieces.begin(), pieces.end());
-    uint64_t at = 0;
-    for (const auto& [b, e] : pieces) {
-      if (b < at) {
-        return InvalidArgument("case " + name + ": draws [" + std::to_string(b) + ", " + std::to_string(std::min(at, e)) +
-                               ") were drawn by two shards");
-      }
-      if (b > at) {
-        return InvalidArgument("case " + name + ": draws [" + std::to_string(at) + ", " + std::to_string(b) +
-                               ") are in no shard's report");
-      }
-      at = e;
-    }
-    if (at != pc.result.draws) {
-      return InvalidArgument("case " + name + ": draws [" + std::to_string(at) + ", " +
-                             std::to_string(pc.result.draws) + ") are in no shard's report");
-    }
-    agreement.fast = fast;
-    agreement.sampled = sampled;
-    EvaluateCase(pc, histogram, invalid, sampler_error, nullptr, has_agreement ? &agreement : nullptr);
+    if (Status st = MergeRowCase(pc, shards, names); !st.ok()) return st.error();
     cases.push_back(std::move(pc.result));
   }
-  // Nothing left over: every case a shard reports is one of the plan.
-  std::set<std::string> planned;
-  for (const CaseResult& c : cases) planned.insert(c.name);
-  for (size_t k = 0; k < shards.size(); ++k) {
-    for (const CaseResult& c : shards[k].cases) {
-      if (!planned.count(c.name)) return InvalidArgument(name_of(k) + " holds case " + c.name + ", not in the plan");
-    }
-    for (const ShardRowEvidence& e : shards[k].shard->evidence) {
-      if (!planned.count(e.name)) return InvalidArgument(name_of(k) + " holds draws of case " + e.name + ", not in the plan");
-    }
-  }
+  if (Status st = CheckNothingLeftOver(cases, shards, names); !st.ok()) return st.error();
   report.cases = std::move(cases);
   report.interrupted = false;
   ApplyCampaignVerdict(report);

@@ -11,6 +11,7 @@
 #include "campaign_work.h"
 #include "samplecheck/campaign/corners.h"
 #include "samplecheck/campaign/generated.h"
+#include "samplecheck/campaign/report_check.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -33,6 +34,7 @@ Status Identity(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
     report.seed = suite.seed;
   }
   report.draw_seed = in.draw_seed.value_or(report.seed);
+  report.max_draws_override = in.max_draws;
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
   if (!(in.equivalence_eps >= 0 && in.equivalence_eps < 1)) {
     return InvalidArgument("--equivalence must be a total variation in (0, 1), not " + Number(in.equivalence_eps));
@@ -145,6 +147,36 @@ Status ApplyRecordedPlan(CampaignWork& work, const DrawPlan& recorded, const std
   return Status::Ok();
 }
 
+// The --max-draws a recorded plan was drawn under: the cap of its cases recorded below the suite's (none when every
+// cap is the suite's or a time budget's). A replay of a capped plan is as capped as the run that recorded it, and
+// says so (the gate's power floor and cap check read max_draws_override).
+std::optional<uint64_t> RecordedMaxDraws(const CampaignWork& work) {
+  std::optional<uint64_t> cap;
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    const uint64_t recorded = work.prepared[i].result.max_draws;
+    if (work.prepared[i].skip || recorded >= work.budgets[i].max_draws) continue;
+    cap = std::min(cap.value_or(recorded), recorded);
+  }
+  return cap;
+}
+
+// The journal's finished cases (--resume) are this suite's cases as they were when the journal was started (a suite
+// edited since changes a case spec: report_check.h), checked before the journal's plan is applied so that the refusal
+// names the case and what changed.
+Status CheckFinishedSpecs(const CampaignWork& work, const std::vector<CaseResult>& finished) {
+  std::unordered_map<std::string, const CaseResult*> by_name;
+  for (const CaseResult& c : finished) by_name[c.name] = &c;
+  for (const PreparedCase& pc : work.prepared) {
+    const auto done = by_name.find(pc.result.name);
+    if (done == by_name.end()) continue;
+    if (std::string diff = CaseSpecDifference(*done->second, pc.result); !diff.empty()) {
+      return InvalidArgument("cannot resume: case " + pc.result.name + " changed since the journal was started (" +
+                             diff + "): the suite or its rows were edited; --restart starts afresh");
+    }
+  }
+  return Status::Ok();
+}
+
 // The journal's finished cases (--resume) reused when planned exactly as this run plans them; a batch is drawn
 // whole, so a partly journaled one (an interrupted write) is drawn again.
 Status MatchFinished(CampaignWork& work, const std::vector<CaseResult>& finished, const std::optional<uint64_t>& cap) {
@@ -212,6 +244,18 @@ PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options) {
   return in;
 }
 
+CampaignOptions OptionsOfReport(const CampaignReport& report) {
+  CampaignOptions options;
+  options.sampler_spec = report.sampler_spec;
+  options.profile = report.profile;
+  options.seed = report.seed;
+  options.draw_seed = report.draw_seed;
+  options.equivalence_eps = report.equivalence_eps;
+  options.equivalence_chi2_eps = report.equivalence_chi2_eps;
+  options.version = report.samplecheck_version;
+  return options;
+}
+
 Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& options, const std::string& judged,
                                  const std::string& sampler_name) {
   const PlanInputs in = PlanInputsOf(suite, options);
@@ -226,9 +270,11 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
   work.report.evidence = options.evidence;
   if (Status st = Identity(work, suite, in); !st.ok()) return st.error();
   if (Status st = PrepareCases(work, suite, in); !st.ok()) return st.error();
+  if (Status st = CheckFinishedSpecs(work, *in.finished); !st.ok()) return st.error();
   std::string basis = in.budget_seconds > 0 ? "budget: caps" : "power";
   if (in.recorded) {
     if (Status st = ApplyRecordedPlan(work, *in.recorded, in.recorded_source); !st.ok()) return st.error();
+    if (!in.max_draws) work.report.max_draws_override = RecordedMaxDraws(work);
     basis = "recorded";
   }
   if (Status st = MatchFinished(work, *in.finished, in.max_draws); !st.ok()) return st.error();

@@ -70,6 +70,16 @@ std::string LossyProblem(const CampaignReport& r) {
 
 }  // namespace
 
+std::vector<const CaseResult*> CampaignReport::UnderpoweredCases() const {
+  std::vector<const CaseResult*> out;
+  for (const CaseResult& c : cases) {
+    const bool judged = c.status == CaseStatus::kPass || c.status == CaseStatus::kFail;
+    const bool cut = max_draws_override && c.max_draws == *max_draws_override && c.draws < c.planned_draws;
+    if (judged && cut && c.batch.size == 0 && c.tests > 0 && !(c.achieved_power >= power)) out.push_back(&c);
+  }
+  return out;
+}
+
 std::vector<std::string> CampaignReport::VerdictProblems() const {
   std::vector<std::string> problems;
   if (shard) {
@@ -87,6 +97,18 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
   }
   if (skipped > 0 && !evidence.allow_skipped) {
     problems.push_back(std::to_string(skipped) + " case(s) skipped, never judged (--allow-skipped accepts them)");
+  }
+  if (const std::vector<const CaseResult*> weak = UnderpoweredCases(); !weak.empty() && !evidence.allow_underpowered) {
+    const CaseResult* weakest = *std::min_element(weak.begin(), weak.end(), [](const CaseResult* a, const CaseResult* b) {
+      return a->achieved_power < b->achieved_power;
+    });
+    std::ostringstream os;
+    os.precision(3);
+    os << "underpowered: " << weak.size() << " judged case(s) below power " << power << " at their TV (lowest "
+       << weakest->achieved_power << ": " << weakest->name << ", " << weakest->draws << " draws, " << weakest->planned_draws
+       << " planned at TV " << weakest->tv << ") under --max-draws " << *max_draws_override
+       << "; raise it, or --allow-underpowered accepts the weaker evidence";
+    problems.push_back(os.str());
   }
   if (equivalence_eps > 0) {
     size_t inconclusive = 0, lacking = 0;
@@ -108,6 +130,11 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
   if (lossy && equivalence_eps == 0) problems.push_back(LossyProblem(*this));
   for (const PropertyOutcome& p : properties) {
     if (!p.ok) problems.push_back("property " + p.name + " " + p.status + " after " + std::to_string(p.cases) + " cases");
+  }
+  if (properties_run && std::none_of(properties.begin(), properties.end(),
+                                     [](const PropertyOutcome& p) { return p.status == "passed"; })) {
+    problems.push_back("no property evidence: none of the " + std::to_string(properties.size()) +
+                       " properties ran (every one skipped)");
   }
   if (JudgedCases() < evidence.min_judged_cases) {
     problems.push_back("no evidence: " + std::to_string(JudgedCases()) + " judged case(s), at least " +
@@ -140,6 +167,14 @@ void ApplyCampaignVerdict(CampaignReport& report) {
   auto judged_status = [](const CaseResult& c) {
     return c.status != CaseStatus::kSkipped && c.status != CaseStatus::kError;
   };
+  // A p-value that is not a probability (NaN from a broken statistic, or a hand-edited 5 or inf) is never a pass:
+  // its case cannot be judged, and stays out of Holm's family.
+  auto not_a_probability = [](const CaseResult& c) -> const CheckOutcome* {
+    for (const CheckOutcome& o : c.outcomes) {
+      if (o.kind == CheckOutcome::Kind::kPValue && !(o.p_value >= 0.0 && o.p_value <= 1.0)) return &o;
+    }
+    return nullptr;
+  };
   for (CaseResult& c : report.cases) {
     if (judged_status(c)) ComputeCasePValue(c);
   }
@@ -149,6 +184,7 @@ void ApplyCampaignVerdict(CampaignReport& report) {
     const CaseResult& c = report.cases[i];
     if (!judged_status(c)) continue;
     if (c.tests == 0) continue;  // support-only case (a single kept token): no p-value
+    if (not_a_probability(c) != nullptr) continue;
     judged.push_back(i);
     p_values.push_back(std::clamp(c.p_value, 0.0, 1.0));
   }
@@ -170,9 +206,17 @@ void ApplyCampaignVerdict(CampaignReport& report) {
       c.reason = os.str();
     }
   }
+  for (CaseResult& c : report.cases) {
+    const CheckOutcome* bad = judged_status(c) ? not_a_probability(c) : nullptr;
+    if (bad == nullptr) continue;
+    std::ostringstream os;
+    os << bad->test << ": p-value " << bad->p_value << " is not a probability in [0, 1]: the case cannot be judged";
+    c.status = CaseStatus::kError;
+    c.reason = os.str();
+  }
   // Hard outcomes fail their case whatever the p-values; their findings lead the reason, in check order.
   for (CaseResult& c : report.cases) {
-    if (!judged_status(c)) continue;
+    if (!judged_status(c) || c.status == CaseStatus::kError) continue;
     std::string hard;
     for (const CheckOutcome& o : c.outcomes) {
       if (!o.Fails()) continue;

@@ -8,6 +8,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/reference/logits.h"
 
@@ -134,7 +135,7 @@ Result<RowSpec> ParseRowSpec(const nlohmann::json& json) {
       }
     }
   } catch (const std::exception& e) {
-    return ParseError("row " + spec.kind + ": " + e.what());
+    return ParseError("row " + spec.kind + ": " + JsonErrorText(e));
   }
   if (spec.kind == "near_flat" && !json.contains("sigma")) spec.sigma = 1e-3;
   if (spec.kind == "many_tail" && !json.contains("vocab")) spec.vocab = 131072;

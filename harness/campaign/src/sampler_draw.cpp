@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "check_family.h"
+
 namespace samplecheck::harness {
 namespace {
 
@@ -256,8 +258,8 @@ void SamplerDrawer::DrawRange(const WorkItem& item, size_t i, Clock::time_point 
     agreement = MeasureAgreement(sampler_, pc, run_.deterministic, run_.gpu);
     if (run_.sink.Halted()) return;
   }
-  // The stream checks (a shard keeps counts only: merge judges without them).
-  const bool stream = item.begin == 0 && sampler_error.empty() && !r.unsamplable && !run_.sharded;
+  // The stream checks, by the item that holds the case's first draws (in a shard too: it keeps their judged fields).
+  const bool stream = item.begin == 0 && sampler_error.empty() && !r.unsamplable;
   StreamDraws streams;
   if (stream) {
     streams = MeasureRowStream(sampler_, fresh_, pc, run_.deterministic, run_.gpu);
@@ -348,6 +350,7 @@ void SamplerDrawer::RowCaseDrawn(size_t i, RowDraws& d) {
   PreparedCase& pc = run_.work.prepared[i];
   if (run_.sharded) {
     ShardRowEvidence e = ShardEvidence(pc.result.name, d);
+    if (d.has_stream) e.stream = JudgeStreamFields(pc.result, d.stream.evidence);
     {
       std::lock_guard<std::mutex> lock(run_.evidence_mu);
       run_.work.report.shard->evidence.push_back(std::move(e));

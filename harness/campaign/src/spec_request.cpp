@@ -104,7 +104,10 @@ std::string Show(const VerifyResult& r) {
   std::string s = "accepted ";
   s += std::to_string(r.accepted);
   s += ", tokens";
-  for (int32_t j = 0; j <= std::clamp(r.accepted, 0, kMaxSpecDraft); ++j) s += " " + std::to_string(r.emitted[static_cast<size_t>(j)]);
+  for (int32_t j = 0; j <= std::clamp(r.accepted, 0, kMaxSpecDraft); ++j) {
+    s += ' ';
+    s += std::to_string(r.emitted[static_cast<size_t>(j)]);
+  }
   return s;
 }
 

@@ -75,13 +75,9 @@ Result<SpecRequestSpec> ParseRequest(const nlohmann::json& e, const std::string&
 }
 
 Result<SpecSuite> ParseText(const std::string& text, std::string source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return ParseError(source + ": not JSON: " + e.what());
-  }
-  return ParseSpecSuite(j, std::move(source));
+  Result<nlohmann::json> j = ParseJsonStrict(text, source);  // depth-limited, duplicate keys refused
+  if (!j.ok()) return j.error();
+  return ParseSpecSuite(*j, std::move(source));
 }
 
 }  // namespace
@@ -132,7 +128,7 @@ Result<SpecSuite> ParseSpecSuite(const nlohmann::json& j, std::string source) {
       s.cases.push_back(std::move(cs));
     }
   } catch (const std::exception& e) {
-    return ParseError(s.source + ": " + e.what());
+    return ParseError(s.source + ": " + JsonErrorText(e));
   }
   return s;
 }

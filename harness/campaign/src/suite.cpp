@@ -201,7 +201,7 @@ Status ParseSuiteFields(const nlohmann::json& json, const std::string& source, S
     if (json.contains("description")) suite.description = json["description"].get<std::string>();
     if (json.contains("profile")) suite.profile = json["profile"].get<std::string>();
   } catch (const std::exception& e) {
-    return ParseError(source + ": " + e.what());
+    return ParseError(source + ": " + JsonErrorText(e));
   }
   if (suite.name.empty()) suite.name = std::filesystem::path(source).stem().string();
   if (json.contains("seed")) {

@@ -1,11 +1,14 @@
 #include "samplecheck/report/journal.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "samplecheck/campaign/json_text.h"
+#include "samplecheck/campaign/report_check.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/report.h"
+#include "json_fields.h"
 
 namespace samplecheck::harness {
 
@@ -28,15 +31,15 @@ json IdentityToJson(const JournalIdentity& id) {
 
 JournalIdentity IdentityFromJson(const json& j) {
   JournalIdentity id;
-  id.suite = j.at("suite").get<std::string>();
-  id.suite_source = j.at("suite_source").get<std::string>();
-  id.sampler_spec = j.at("sampler_spec").get<std::string>();
-  id.profile = j.at("profile").get<std::string>();
-  id.seed = j.at("seed").get<uint64_t>();
-  id.draw_seed = j.at("draw_seed").get<uint64_t>();
-  id.tv = ReadJsonNumber(j.at("tv"));
-  if (!j.at("max_draws").is_null()) id.max_draws = j["max_draws"].get<uint64_t>();
-  id.git_revision = j.at("git_revision").get<std::string>();
+  id.suite = Field<std::string>(j, "", "suite");
+  id.suite_source = Field<std::string>(j, "", "suite_source");
+  id.sampler_spec = Field<std::string>(j, "", "sampler_spec");
+  id.profile = Field<std::string>(j, "", "profile");
+  id.seed = Field<uint64_t>(j, "", "seed");
+  id.draw_seed = Field<uint64_t>(j, "", "draw_seed");
+  id.tv = NumberField(j, "", "tv");
+  if (!Child(j, "", "max_draws").is_null()) id.max_draws = Field<uint64_t>(j, "", "max_draws");
+  id.git_revision = Field<std::string>(j, "", "git_revision");
   return id;
 }
 
@@ -71,8 +74,33 @@ Status StartJournal(const std::filesystem::path& path, const JournalIdentity& id
   return WriteFileAtomically(path, JsonText(IdentityToJson(identity), -1) + "\n");
 }
 
+namespace {
+
+std::string SpecHashText(const CaseResult& c) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(CaseSpecHash(c)));
+  return buf;
+}
+
+}  // namespace
+
+Status CheckNoPendingJournal(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return Status::Ok();
+  Result<Journal> journal = LoadJournal(path);
+  if (!journal.ok()) {
+    return InvalidArgument(path.string() + " exists and is not a journal samplecheck can read (" +
+                           journal.error().message + "): remove it, or --restart replaces it");
+  }
+  return InvalidArgument(path.string() + " holds " + std::to_string(journal->cases.size()) +
+                         " finished case(s) of an unfinished run of suite " + journal->identity.suite +
+                         " (sampler " + journal->identity.sampler_spec + ", seed " +
+                         std::to_string(journal->identity.seed) +
+                         "): --resume finishes that run, --restart discards them and starts afresh");
+}
+
 Status AppendToJournal(const std::filesystem::path& path, const CaseResult& c) {
-  return AppendLineDurably(path, JsonText(json{{"case", CaseToJson(c)}}, -1));
+  return AppendLineDurably(path, JsonText(json{{"case", CaseToJson(c)}, {"spec", SpecHashText(c)}}, -1));
 }
 
 Result<Journal> LoadJournal(const std::filesystem::path& path) {
@@ -109,9 +137,14 @@ Result<Journal> LoadJournal(const std::filesystem::path& path) {
       }
       Result<CaseResult> c = CaseFromJson(j->at("case"));
       if (!c.ok()) return c.error().WithContext(where);
+      // Journals before the spec hash have none; the resumed campaign compares the case spec itself either way.
+      if (j->contains("spec") && (*j)["spec"] != SpecHashText(*c)) {
+        return Error{ErrorCode::kParse, where + ": case " + c->name + " does not match its spec hash " +
+                                            (*j)["spec"].dump() + " (the line was edited)"};
+      }
       journal.cases.push_back(std::move(*c));
     } catch (const std::exception& e) {
-      return Error{ErrorCode::kParse, where + ": " + e.what()};
+      return Error{ErrorCode::kParse, where + ": " + JsonErrorText(e)};
     }
   }
   return journal;

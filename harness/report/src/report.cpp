@@ -4,14 +4,18 @@
 #include <cmath>
 #include <fstream>
 #include <cstdio>
+#include <limits>
+#include <type_traits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/report_check.h"
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/core/format.h"
+#include "json_fields.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -71,50 +75,61 @@ json CaseToJson(const CaseResult& c) {
 
 namespace {
 
-CaseResult CaseFromJsonOrThrow(const json& j) {
+CaseResult CaseFromJsonOrThrow(const json& j, const std::string& at) {
   CaseResult c;
-  c.name = j.at("name").get<std::string>();
-  c.status = StatusFromName(j.at("status").get<std::string>());
-  c.reason = j.at("reason").get<std::string>();
-  auto row = ParseRowSpec(j.at("row"));
-  if (!row.ok()) throw std::runtime_error(row.error().message);
+  c.name = Field<std::string>(j, at, "name");
+  try {
+    c.status = StatusFromName(Field<std::string>(j, at, "status"));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(at + "/" + e.what());
+  }
+  c.reason = Field<std::string>(j, at, "reason");
+  auto row = ParseRowSpec(Child(j, at, "row"));
+  if (!row.ok()) throw std::runtime_error(at + "/row: " + row.error().message);
   c.row = *row;
-  c.row_seed = j.at("row_seed").get<uint64_t>();
-  auto params = ParseParams(j.at("params"));
-  if (!params.ok()) throw std::runtime_error(params.error().message);
+  c.row_seed = Field<uint64_t>(j, at, "row_seed");
+  auto params = ParseParams(Child(j, at, "params"));
+  if (!params.ok()) throw std::runtime_error(at + "/params: " + params.error().message);
   c.params = *params;
-  c.profile = j.at("profile").get<std::string>();
-  c.vocab = j.at("vocab").get<int64_t>();
-  c.kept = j.at("kept").get<int64_t>();
-  c.greedy = j.at("greedy").get<bool>();
-  c.ambiguous = j.at("ambiguous").get<std::vector<int32_t>>();
-  c.perturbed = j.at("perturbed").get<bool>();
-  c.perturb_attempts = j.at("perturb_attempts").get<uint32_t>();
-  c.perturb_scale = ReadJsonNumber(j.at("perturb_scale"));
-  c.conditioned = j.at("conditioned").get<bool>();
-  c.ambiguous_draws = j.at("ambiguous_draws").get<uint64_t>();
-  c.unsamplable = j.contains("unsamplable") && j["unsamplable"].get<bool>();
+  c.profile = Field<std::string>(j, at, "profile");
+  c.vocab = Field<int64_t>(j, at, "vocab");
+  c.kept = Field<int64_t>(j, at, "kept");
+  c.greedy = Field<bool>(j, at, "greedy");
+  for (const json& t : Child(j, at, "ambiguous")) {
+    c.ambiguous.push_back(Field<int32_t>(json{{"token", t}}, at + "/ambiguous", "token"));
+  }
+  c.perturbed = Field<bool>(j, at, "perturbed");
+  c.perturb_attempts = Field<uint32_t>(j, at, "perturb_attempts");
+  c.perturb_scale = NumberField(j, at, "perturb_scale");
+  c.conditioned = Field<bool>(j, at, "conditioned");
+  c.ambiguous_draws = Field<uint64_t>(j, at, "ambiguous_draws");
+  c.unsamplable = j.contains("unsamplable") && Field<bool>(j, at, "unsamplable");
   if (j.contains("numeric_drift")) {
-    c.numeric_drift = j["numeric_drift"].at("tokens").get<std::vector<int32_t>>();
-    c.drift_draws = j["numeric_drift"].at("draws").get<uint64_t>();
+    const json& d = j["numeric_drift"];
+    for (const json& t : Child(d, at + "/numeric_drift", "tokens")) {
+      c.numeric_drift.push_back(Field<int32_t>(json{{"token", t}}, at + "/numeric_drift/tokens", "token"));
+    }
+    c.drift_draws = Field<uint64_t>(d, at + "/numeric_drift", "draws");
   }
   if (j.contains("batch") && !j["batch"].is_null()) {
     const json& b = j["batch"];
-    c.batch = {b.at("case").get<std::string>(), b.at("position").get<uint32_t>(), b.at("size").get<uint32_t>(),
-               b.at("entry").get<uint32_t>(), b.at("copy").get<uint32_t>(), b.at("partner").get<std::string>()};
+    const std::string bat = at + "/batch";
+    c.batch = {Field<std::string>(b, bat, "case"), Field<uint32_t>(b, bat, "position"), Field<uint32_t>(b, bat, "size"),
+               Field<uint32_t>(b, bat, "entry"),   Field<uint32_t>(b, bat, "copy"),     Field<std::string>(b, bat, "partner")};
   }
-  const json& plan = j.at("plan");
-  c.tv = ReadJsonNumber(plan.at("tv"));
-  c.alpha_plan = ReadJsonNumber(plan.at("alpha_per_test"));
-  c.planned_draws = plan.at("planned_draws").get<uint64_t>();
-  c.max_draws = plan.at("max_draws").get<uint64_t>();
-  c.achieved_power = ReadJsonNumber(plan.at("achieved_power"));
-  c.draws = j.at("draws").get<uint64_t>();
-  c.tests = j.at("tests").get<uint32_t>();
-  c.p_value = ReadJsonNumber(j.at("p_value"));
-  c.holm_adjusted_p = ReadJsonNumber(j.at("holm_adjusted_p"));
-  c.seconds = ReadJsonNumber(j.at("seconds"));
-  if (Status st = ReadCaseChecks(j, c); !st.ok()) throw std::runtime_error(st.error().message);
+  const json& plan = Child(j, at, "plan");
+  const std::string pat = at + "/plan";
+  c.tv = NumberField(plan, pat, "tv");
+  c.alpha_plan = NumberField(plan, pat, "alpha_per_test");
+  c.planned_draws = Field<uint64_t>(plan, pat, "planned_draws");
+  c.max_draws = Field<uint64_t>(plan, pat, "max_draws");
+  c.achieved_power = NumberField(plan, pat, "achieved_power");
+  c.draws = Field<uint64_t>(j, at, "draws");
+  c.tests = Field<uint32_t>(j, at, "tests");
+  c.p_value = NumberField(j, at, "p_value");
+  c.holm_adjusted_p = NumberField(j, at, "holm_adjusted_p");
+  c.seconds = NumberField(j, at, "seconds");
+  if (Status st = ReadCaseChecks(j, c); !st.ok()) throw std::runtime_error(at + ": " + st.error().message);
   return c;
 }
 
@@ -122,9 +137,11 @@ CaseResult CaseFromJsonOrThrow(const json& j) {
 
 Result<CaseResult> CaseFromJson(const json& j) {
   try {
-    return CaseFromJsonOrThrow(j);
+    CaseResult c = CaseFromJsonOrThrow(j, "case");
+    if (Status st = CheckCaseConsistency(c); !st.ok()) return ParseError("inconsistent case: " + st.error().message);
+    return c;
   } catch (const std::exception& e) {
-    return ParseError(std::string("malformed case: ") + e.what());
+    return ParseError("malformed case: " + JsonErrorText(e));
   }
 }
 
@@ -136,11 +153,20 @@ json SparseToJson(const SparseCounts& counts) {
   return out;
 }
 
-SparseCounts SparseFromJson(const json& j) {
+// [[token, draws], ...]: tokens ascending and distinct, in [0, 2^31), draws whole numbers > 0 (a merge adds them).
+SparseCounts SparseFromJson(const json& j, const std::string& at) {
   SparseCounts out;
+  if (!j.is_array()) throw std::runtime_error(at + " must be an array of [token, draws]");
   for (const json& e : j) {
-    if (!e.is_array() || e.size() != 2) throw std::runtime_error("a sparse count is [token, draws]");
-    out.emplace_back(e[0].get<int32_t>(), e[1].get<uint64_t>());
+    if (!e.is_array() || e.size() != 2) throw std::runtime_error(at + ": a sparse count is [token, draws]");
+    const json pair{{"token", e[0]}, {"draws", e[1]}};
+    const int32_t token = Field<int32_t>(pair, at, "token");
+    const uint64_t draws = Field<uint64_t>(pair, at, "draws");
+    if (token < 0 || draws == 0 || (!out.empty() && token <= out.back().first)) {
+      throw std::runtime_error(at + ": [" + e[0].dump() + ", " + e[1].dump() +
+                               "]: tokens are ids >= 0 in ascending order, each with at least one draw");
+    }
+    out.emplace_back(token, draws);
   }
   return out;
 }
@@ -173,6 +199,7 @@ json ShardToJson(const ShardInfo& s) {
     } else {
       row["agreement"] = nullptr;
     }
+    row["stream"] = e.stream;
     evidence.push_back(std::move(row));
   }
   return {{"index", s.index},
@@ -188,38 +215,50 @@ json ShardToJson(const ShardInfo& s) {
 
 ShardInfo ShardFromJson(const json& j) {
   ShardInfo s;
-  s.index = j.at("index").get<uint32_t>();
-  s.count = j.at("count").get<uint32_t>();
-  s.source = j.at("source").get<std::string>();
-  const std::string fingerprint = j.at("plan_fingerprint").get<std::string>();
+  const std::string at = "/shard";
+  s.index = Field<uint32_t>(j, at, "index");
+  s.count = Field<uint32_t>(j, at, "count");
+  s.source = Field<std::string>(j, at, "source");
+  const std::string fingerprint = Field<std::string>(j, at, "plan_fingerprint");
   if (fingerprint.size() != 16 || fingerprint.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    throw std::runtime_error("plan_fingerprint is 16 lowercase hex digits");
+    throw std::runtime_error("/shard/plan_fingerprint is 16 lowercase hex digits");
   }
   s.plan_fingerprint = std::stoull(fingerprint, nullptr, 16);
-  if (!j.at("tv").is_null()) s.tv = j["tv"].get<double>();
-  if (!j.at("max_draws").is_null()) s.max_draws = j["max_draws"].get<uint64_t>();
-  s.generated = j.at("generated").get<uint64_t>();
-  s.items = j.at("items").get<uint64_t>();
-  for (const json& row : j.at("evidence")) {
+  if (!Child(j, at, "tv").is_null()) s.tv = Field<double>(j, at, "tv");
+  if (!Child(j, at, "max_draws").is_null()) s.max_draws = Field<uint64_t>(j, at, "max_draws");
+  s.generated = Field<uint64_t>(j, at, "generated");
+  s.items = Field<uint64_t>(j, at, "items");
+  size_t k = 0;
+  for (const json& row : Child(j, at, "evidence")) {
+    const std::string rat = at + "/evidence/" + std::to_string(k++);
     ShardRowEvidence e;
-    e.name = row.at("case").get<std::string>();
-    for (const json& piece : row.at("pieces")) {
-      if (!piece.is_array() || piece.size() != 2) throw std::runtime_error("a piece is [begin, end)");
-      e.pieces.emplace_back(piece[0].get<uint64_t>(), piece[1].get<uint64_t>());
+    e.name = Field<std::string>(row, rat, "case");
+    for (const json& piece : Child(row, rat, "pieces")) {
+      if (!piece.is_array() || piece.size() != 2) throw std::runtime_error(rat + "/pieces: a piece is [begin, end)");
+      const json pair{{"begin", piece[0]}, {"end", piece[1]}};
+      const uint64_t b = Field<uint64_t>(pair, rat + "/pieces", "begin"), end = Field<uint64_t>(pair, rat + "/pieces", "end");
+      if (b >= end) throw std::runtime_error(rat + "/pieces: [" + std::to_string(b) + ", " + std::to_string(end) + ") is empty");
+      e.pieces.emplace_back(b, end);
     }
-    e.histogram = SparseFromJson(row.at("histogram"));
-    e.invalid_draws = row.at("invalid_draws").get<uint64_t>();
-    e.sampler_error = row.at("sampler_error").get<std::string>();
-    if (!row.at("agreement").is_null()) {
+    e.histogram = SparseFromJson(Child(row, rat, "histogram"), rat + "/histogram");
+    e.invalid_draws = Field<uint64_t>(row, rat, "invalid_draws");
+    e.sampler_error = Field<std::string>(row, rat, "sampler_error");
+    if (!Child(row, rat, "agreement").is_null()) {
       const json& a = row["agreement"];
+      const std::string aat = rat + "/agreement";
       e.has_agreement = true;
-      e.agreement_draws = a.at("draws").get<uint64_t>();
-      e.agreement_deterministic = a.at("deterministic").get<bool>();
-      e.agreement_fast = SparseFromJson(a.at("fast"));
-      e.agreement_sampled = SparseFromJson(a.at("sampled"));
-      e.agreement_first_difference = a.at("first_difference").get<int64_t>();
-      e.agreement_fast_token = a.at("fast_token").get<int32_t>();
-      e.agreement_sampled_token = a.at("sampled_token").get<int32_t>();
+      e.agreement_draws = Field<uint64_t>(a, aat, "draws");
+      e.agreement_deterministic = Field<bool>(a, aat, "deterministic");
+      e.agreement_fast = SparseFromJson(Child(a, aat, "fast"), aat + "/fast");
+      e.agreement_sampled = SparseFromJson(Child(a, aat, "sampled"), aat + "/sampled");
+      e.agreement_first_difference = Field<int64_t>(a, aat, "first_difference");
+      e.agreement_fast_token = Field<int32_t>(a, aat, "fast_token");
+      e.agreement_sampled_token = Field<int32_t>(a, aat, "sampled_token");
+    }
+    // Written since the stream checks (issue 31): absent or null where the shard judged no stream.
+    if (row.contains("stream") && !row["stream"].is_null()) {
+      if (!row["stream"].is_object()) throw std::runtime_error(rat + "/stream must be an object or null");
+      e.stream = row["stream"];
     }
     s.evidence.push_back(std::move(e));
   }
@@ -252,9 +291,11 @@ json ReportToJson(const CampaignReport& r) {
   j["command_line"] = r.command_line;
   j["evidence"] = {{"min_judged_cases", r.evidence.min_judged_cases},
                    {"min_draws", r.evidence.min_draws},
-                   {"allow_skipped", r.evidence.allow_skipped}};
+                   {"allow_skipped", r.evidence.allow_skipped},
+                   {"allow_underpowered", r.evidence.allow_underpowered}};
   if (r.lossy) j["lossy"] = true;  // written only for a lossy sampler (result.h): other reports are unchanged
   j["interrupted"] = r.interrupted;
+  j["max_draws_override"] = r.max_draws_override ? json(*r.max_draws_override) : json(nullptr);
   j["budget"] = r.budget_seconds > 0 ? json{{"seconds", r.budget_seconds},
                                             {"draws_per_second", JsonNumber(r.measured_draws_per_second)},
                                             {"full_power", r.full_power}}
@@ -326,56 +367,70 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     return ParseError("report schema \"" + r.schema + "\" is not supported (this samplecheck reads \"" +
                       std::string(kReportSchema) + "\")");
   }
-  size_t case_index = 0;
   try {
-    r.samplecheck_version = j.at("samplecheck_version").get<std::string>();
-    r.suite = j.at("suite").at("name").get<std::string>();
-    r.suite_source = j.at("suite").at("source").get<std::string>();
-    r.sampler = j.at("sampler").at("name").get<std::string>();
-    r.sampler_spec = j.at("sampler").at("spec").get<std::string>();
-    r.profile = j.at("profile").get<std::string>();
-    r.seed = j.at("seed").get<uint64_t>();
-    r.draw_seed = j.at("draw_seed").get<uint64_t>();
-    r.alpha = j.at("alpha").get<double>();
-    r.tv = j.at("tv").get<double>();
-    r.power = j.at("power").get<double>();
-    const json& m = j.at("machine");
-    r.machine = {m.at("hostname").get<std::string>(), m.at("os").get<std::string>(), m.at("cpu").get<std::string>(),
-                 m.at("cores").get<uint32_t>()};
-    if (!j.at("gpu").is_null()) r.gpu = j["gpu"].get<std::string>();
-    if (!j.at("git_revision").is_null()) r.git_revision = j["git_revision"].get<std::string>();
-    r.started = j.at("started").get<std::string>();
-    r.seconds = j.at("seconds").get<double>();
-    r.command_line = j.at("command_line").get<std::string>();
+    r.samplecheck_version = Field<std::string>(j, "", "samplecheck_version");
+    const json& suite = Child(j, "", "suite");
+    r.suite = Field<std::string>(suite, "/suite", "name");
+    r.suite_source = Field<std::string>(suite, "/suite", "source");
+    const json& sampler = Child(j, "", "sampler");
+    r.sampler = Field<std::string>(sampler, "/sampler", "name");
+    r.sampler_spec = Field<std::string>(sampler, "/sampler", "spec");
+    r.profile = Field<std::string>(j, "", "profile");
+    r.seed = Field<uint64_t>(j, "", "seed");
+    r.draw_seed = Field<uint64_t>(j, "", "draw_seed");
+    r.alpha = Field<double>(j, "", "alpha");
+    r.tv = Field<double>(j, "", "tv");
+    r.power = Field<double>(j, "", "power");
+    const json& m = Child(j, "", "machine");
+    r.machine = {Field<std::string>(m, "/machine", "hostname"), Field<std::string>(m, "/machine", "os"),
+                 Field<std::string>(m, "/machine", "cpu"), Field<uint32_t>(m, "/machine", "cores")};
+    if (!Child(j, "", "gpu").is_null()) r.gpu = Field<std::string>(j, "", "gpu");
+    if (!Child(j, "", "git_revision").is_null()) r.git_revision = Field<std::string>(j, "", "git_revision");
+    r.started = Field<std::string>(j, "", "started");
+    r.seconds = Field<double>(j, "", "seconds");
+    r.command_line = Field<std::string>(j, "", "command_line");
     // Written since the evidence floors (reports before them judged every case they hold): defaults when absent.
     if (j.contains("evidence")) {
       const json& e = j["evidence"];
-      r.evidence.min_judged_cases = e.at("min_judged_cases").get<uint64_t>();
-      r.evidence.min_draws = e.at("min_draws").get<uint64_t>();
-      r.evidence.allow_skipped = e.at("allow_skipped").get<bool>();
-    }
-    r.interrupted = j.contains("interrupted") && j["interrupted"].get<bool>();
-    if (j.contains("budget") && !j["budget"].is_null()) {
-      r.budget_seconds = j["budget"].at("seconds").get<double>();
-      r.measured_draws_per_second = ReadJsonNumber(j["budget"].at("draws_per_second"));
-      r.full_power = j["budget"].at("full_power").get<bool>();
-    }
-    for (const auto& c : j.at("cases")) {
-      r.cases.push_back(CaseFromJsonOrThrow(c));
-      ++case_index;
-    }
-    if (j.contains("equivalence") && !j["equivalence"].is_null()) {
-      r.equivalence_eps = j["equivalence"].at("eps").get<double>();
-      r.equivalence_chi2_eps = j["equivalence"].at("chi2_eps").get<double>();
-      if (!(r.equivalence_eps > 0 && r.equivalence_eps < 1) || !(r.equivalence_chi2_eps >= 0)) {
-        return ParseError("\"equivalence\": eps must be in (0, 1) and chi2_eps >= 0");
+      r.evidence.min_judged_cases = Field<uint64_t>(e, "/evidence", "min_judged_cases");
+      r.evidence.min_draws = Field<uint64_t>(e, "/evidence", "min_draws");
+      r.evidence.allow_skipped = Field<bool>(e, "/evidence", "allow_skipped");
+      // Written since the power floor: a report before it is judged by it (allow_underpowered false).
+      if (e.contains("allow_underpowered")) {
+        r.evidence.allow_underpowered = Field<bool>(e, "/evidence", "allow_underpowered");
       }
     }
-    r.lossy = j.contains("lossy") && j["lossy"].get<bool>();
-    r.planned_cases = j.contains("planned_cases") ? j["planned_cases"].get<size_t>() : r.cases.size();
+    r.interrupted = j.contains("interrupted") && Field<bool>(j, "", "interrupted");
+    // Written since the power floor (UnderpoweredCases); the gate checks every case's cap against it. A report
+    // written before it says --max-draws in its command line only.
+    if (j.contains("max_draws_override")) {
+      if (!j["max_draws_override"].is_null()) r.max_draws_override = Field<uint64_t>(j, "", "max_draws_override");
+    } else if (const size_t at = r.command_line.find(" --max-draws "); at != std::string::npos) {
+      const std::string digits = r.command_line.substr(at + 13, r.command_line.find(' ', at + 13) - (at + 13));
+      if (!digits.empty() && digits.size() < 20 && digits.find_first_not_of("0123456789") == std::string::npos) {
+        r.max_draws_override = std::stoull(digits);
+      }
+    }
+    if (j.contains("budget") && !j["budget"].is_null()) {
+      r.budget_seconds = Field<double>(j["budget"], "/budget", "seconds");
+      r.measured_draws_per_second = NumberField(j["budget"], "/budget", "draws_per_second");
+      r.full_power = Field<bool>(j["budget"], "/budget", "full_power");
+    }
+    const json& cases = Child(j, "", "cases");
+    if (!cases.is_array()) throw std::runtime_error("/cases must be an array");
+    for (size_t i = 0; i < cases.size(); ++i) r.cases.push_back(CaseFromJsonOrThrow(cases[i], "/cases/" + std::to_string(i)));
+    if (j.contains("equivalence") && !j["equivalence"].is_null()) {
+      r.equivalence_eps = Field<double>(j["equivalence"], "/equivalence", "eps");
+      r.equivalence_chi2_eps = Field<double>(j["equivalence"], "/equivalence", "chi2_eps");
+      if (!(r.equivalence_eps > 0 && r.equivalence_eps < 1) || !(r.equivalence_chi2_eps >= 0)) {
+        return ParseError("/equivalence: eps must be in (0, 1) and chi2_eps >= 0");
+      }
+    }
+    r.lossy = j.contains("lossy") && Field<bool>(j, "", "lossy");
+    r.planned_cases = j.contains("planned_cases") ? Field<size_t>(j, "", "planned_cases") : r.cases.size();
     // Written since sharding (docs/scale.md): absent in older reports.
     if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);
-    if (j.contains("merged_shards")) r.merged_shards = j["merged_shards"].get<uint32_t>();
+    if (j.contains("merged_shards")) r.merged_shards = Field<uint32_t>(j, "", "merged_shards");
     // Written since plans are recorded (campaign.h, --plan-from): absent or null in older reports.
     if (j.contains("draw_plan") && !j["draw_plan"].is_null()) {
       auto plan = DrawPlanFromJson(j["draw_plan"]);
@@ -384,20 +439,21 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     }
     if (j.contains("properties") && !j["properties"].is_null()) {
       r.properties_run = true;
-      r.property_seed = j["properties"].at("seed").get<uint64_t>();
-      for (const json& p : j["properties"].at("results")) {
-        r.properties.push_back({p.at("name").get<std::string>(), p.at("status").get<std::string>(),
-                                p.at("ok").get<bool>(), p.at("cases").get<int>(), p.at("message").get<std::string>(),
-                                p.at("replay").get<std::string>()});
+      const json& props = j["properties"];
+      r.property_seed = Field<uint64_t>(props, "/properties", "seed");
+      size_t k = 0;
+      for (const json& p : Child(props, "/properties", "results")) {
+        const std::string at = "/properties/results/" + std::to_string(k++);
+        r.properties.push_back({Field<std::string>(p, at, "name"), Field<std::string>(p, at, "status"),
+                                Field<bool>(p, at, "ok"), Field<int>(p, at, "cases"), Field<std::string>(p, at, "message"),
+                                Field<std::string>(p, at, "replay")});
       }
     }
   } catch (const std::exception& e) {
-    std::string where = case_index < (j.contains("cases") && j["cases"].is_array() ? j["cases"].size() : 0)
-                            ? " (case " + std::to_string(case_index) + ")"
-                            : "";
-    return ParseError("malformed report" + where + ": " + e.what());
+    return ParseError("malformed report: " + JsonErrorText(e));
   }
-  if (!(r.alpha > 0 && r.alpha < 1)) return ParseError("malformed report: alpha outside (0, 1)");
+  if (!(r.alpha > 0 && r.alpha < 1)) return ParseError("malformed report: /alpha " + std::to_string(r.alpha) + " is outside (0, 1)");
+  if (Status st = CheckReportConsistency(r); !st.ok()) return ParseError("inconsistent report: " + st.error().message);
   return r;
 }
 

@@ -6,8 +6,10 @@
 //
 //   HELLO     after the harness's HELLO the plugin is loaded: a load error is answered with ERROR (the code of the
 //             error, its message), then the host exits 1; else HELLO with the plugin's Name() ("plugin:exact-vllm"),
-//             profile and capabilities (PROCESSED and COUNT when the plugin exports them, nondeterministic)
-//   requests  SAMPLE, PROCESSED, COUNT: the loader's answer, or ERROR with the code of its error and its message;
+//             profile and capabilities (PROCESSED and COUNT when the plugin exports them, nondeterministic;
+//             SAMPLE_REPLICATED always)
+//   requests  SAMPLE, SAMPLE_REPLICATED (the copies made here, in bounded batches), PROCESSED, COUNT: the loader's
+//             answer, or ERROR with the code of its error and its message;
 //             VERIFY (the VERIFY bit of the HELLO is set when the plugin exports verify_chain, ABI version 2): the
 //             plugin verifier's answer (MakePluginVerifier's checks), or ERROR
 //   BYE, end of input: the plugin is destroyed and the host exits 0
@@ -29,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "../src/process_client_io.h"
 #include "../src/process_protocol.h"
 #include "samplecheck/samplers/plugin_sampler.h"
 
@@ -46,58 +49,13 @@ int g_out = -1;  // the protocol's output (the original stdout)
   _exit(2);
 }
 
-// Reads exactly n bytes; false at end of input before the first byte, Die on a partial read.
-bool ReadExactly(uint8_t* data, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = read(g_in, data + got, n - got);
-    if (r > 0) {
-      got += static_cast<size_t>(r);
-    } else if (r == 0) {
-      if (got == 0) return false;
-      Die("end of input inside a frame");
-    } else if (errno != EINTR) {
-      Die(std::string("read: ") + std::strerror(errno));
-    }
-  }
-  return true;
+// The protocol's pipe (copies of the original stdin and stdout), opened by TakeProtocolFds.
+ClientPipe& Pipe() {
+  static ClientPipe pipe(g_in, g_out, [](const std::string& message) { Die(message); });
+  return pipe;
 }
 
-struct Frame {
-  uint32_t type = 0;
-  std::vector<uint8_t> payload;
-};
-
-std::optional<Frame> ReadFrame() {
-  uint8_t header[8];
-  if (!ReadExactly(header, 4)) return std::nullopt;
-  if (!ReadExactly(header + 4, 4)) Die("end of input inside a frame header");
-  auto u32 = [&](int at) {
-    return uint32_t(header[at]) | uint32_t(header[at + 1]) << 8 | uint32_t(header[at + 2]) << 16 |
-           uint32_t(header[at + 3]) << 24;
-  };
-  const uint32_t length = u32(0);
-  if (length < 4 || length > kMaxFrameBytes) Die("frame length " + std::to_string(length) + " outside [4, 2^30]");
-  Frame frame;
-  frame.type = u32(4);
-  frame.payload.resize(length - 4);
-  if (!frame.payload.empty() && !ReadExactly(frame.payload.data(), frame.payload.size())) {
-    Die("end of input inside a frame");
-  }
-  return frame;
-}
-
-void Send(const std::vector<uint8_t>& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(g_out, bytes.data() + done, bytes.size() - done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && errno != EINTR) {
-      _exit(1);  // samplecheck is gone or closed the pipe: nobody to answer
-    }
-  }
-}
+void Send(const std::vector<uint8_t>& bytes) { Pipe().Send(bytes); }
 
 uint32_t CodeOf(const Error& e) {
   switch (e.code) {
@@ -122,7 +80,7 @@ struct RowRequest {
   uint64_t draws = 0;
 };
 
-RowRequest ReadRowRequest(const Frame& frame, bool with_draws) {
+RowRequest ReadRowRequest(const ClientFrame& frame, bool with_draws) {
   Reader in(frame.payload);
   RowRequest r;
   const uint64_t vocab = in.U64();
@@ -137,33 +95,21 @@ RowRequest ReadRowRequest(const Frame& frame, bool with_draws) {
   return r;
 }
 
-void Sample(Sampler& sampler, const Frame& frame) {
-  Reader in(frame.payload);
-  const uint64_t rows = in.U64();
-  const uint64_t vocab = in.U64();
-  // rows × (48 bytes of params + 4 × vocab bytes of logits), checked without overflow: the payload is < 2^30.
-  const bool shaped = in.ok() && rows >= 1 && vocab >= 1 && vocab <= in.left() / 4 &&
-                      rows <= in.left() / (kParamsBytes + 4 * vocab) &&
-                      in.left() == rows * (kParamsBytes + 4 * vocab);
-  if (!shaped) {
-    Die("SAMPLE of " + std::to_string(frame.payload.size()) + " bytes does not hold rows " + std::to_string(rows) +
-        " >= 1 of vocab " + std::to_string(vocab) + " >= 1");
-  }
-  std::vector<SamplingParams> params(rows);
-  for (SamplingParams& p : params) p = in.Params();
-  std::vector<float> logits(rows * vocab);
-  in.F32s(logits);
-  std::vector<int32_t> tokens(rows);
-  const RowBatch batch{logits.data(), static_cast<int64_t>(rows), static_cast<int64_t>(vocab),
-                       static_cast<int64_t>(vocab)};
-  if (Status st = sampler.Sample(batch, params, tokens); !st.ok()) return SendError(st.error());
-  Writer w(kTokens);
-  w.PutU64(rows);
-  for (int32_t t : tokens) w.PutI32(t);
-  Send(w.Finish());
+// SAMPLE, and SAMPLE_REPLICATED: each distinct row arrives once with its copy count, and the copies are made here,
+// in the bounded batches of the default SampleReplicated (sampler.cpp), the calls the plugin gets in process.
+void Sample(Sampler& sampler, const ClientFrame& frame, bool replicated) {
+  WireSample req;
+  if (const std::string why = ReadSample(frame.payload, replicated, req); !why.empty()) Die(why);
+  std::vector<int32_t> tokens(req.params.size());
+  const RowBatch batch{req.logits.data(), static_cast<int64_t>(req.rows), static_cast<int64_t>(req.vocab),
+                       static_cast<int64_t>(req.vocab)};
+  const Status st = replicated ? sampler.SampleReplicated(batch, req.replicas, req.params, tokens)
+                               : sampler.Sample(batch, req.params, tokens);
+  if (!st.ok()) return SendError(st.error());
+  Send(TokensFrame(tokens));
 }
 
-void Processed(Sampler& sampler, const Frame& frame) {
+void Processed(Sampler& sampler, const ClientFrame& frame) {
   const RowRequest r = ReadRowRequest(frame, /*with_draws=*/false);
   auto probs = sampler.ProcessedDistribution(r.row, r.params);
   if (!probs.ok()) return SendError(probs.error());
@@ -173,7 +119,7 @@ void Processed(Sampler& sampler, const Frame& frame) {
   Send(w.Finish());
 }
 
-void Count(Sampler& sampler, const Frame& frame) {
+void Count(Sampler& sampler, const ClientFrame& frame) {
   const RowRequest r = ReadRowRequest(frame, /*with_draws=*/true);
   std::vector<uint64_t> histogram(r.row.size(), 0);
   uint64_t invalid = 0;
@@ -187,7 +133,7 @@ void Count(Sampler& sampler, const Frame& frame) {
   Send(w.Finish());
 }
 
-void Verify(Verifier* verifier, const Frame& frame) {
+void Verify(Verifier* verifier, const ClientFrame& frame) {
   if (verifier == nullptr) {
     return SendError(Unsupported("the plugin does not export samplecheck_plugin_verify_chain: it cannot verify"));
   }
@@ -248,7 +194,7 @@ int Serve(const char* library, const char* config) {
   // CountDraws replicates: up to 256 MiB): kept in the heap, not mapped and faulted in afresh each time.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  const auto hello = ReadFrame();
+  const auto hello = Pipe().Read();
   if (!hello) return 0;  // samplecheck went away before the handshake
   {
     Reader in(hello->payload);
@@ -274,15 +220,16 @@ int Serve(const char* library, const char* config) {
   w.PutU32(kMagic);
   w.PutU32(kVersion);
   w.PutU32((caps.processed_distribution ? kCapProcessed : 0u) | (caps.count_draws ? kCapCount : 0u) |
-           (caps.deterministic ? 0u : kCapNondeterministic) | verify_bits);
+           (caps.deterministic ? 0u : kCapNondeterministic) | kCapSampleReplicated | verify_bits);
   w.PutStr(sampler->Name());
   w.PutStr(caps.profile);
   Send(w.Finish());
   for (;;) {
-    const auto frame = ReadFrame();
+    const auto frame = Pipe().Read();
     if (!frame || frame->type == kBye) return 0;
     switch (frame->type) {
-      case kSample: Sample(*sampler, *frame); break;
+      case kSample: Sample(*sampler, *frame, /*replicated=*/false); break;
+      case kSampleReplicated: Sample(*sampler, *frame, /*replicated=*/true); break;
       case kProcessed: Processed(*sampler, *frame); break;
       case kCount: Count(*sampler, *frame); break;
       case kVerify: Verify(verifier.get(), *frame); break;

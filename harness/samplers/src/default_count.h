@@ -18,4 +18,12 @@ inline uint64_t DefaultCountBatchRows(size_t vocab) {
   return std::min(kDefaultCountMaxRows, by_memory);
 }
 
+// The copies of a `rows`-row batch in one Sample call of the default SampleReplicated: whole copies, at most 4096
+// rows and 64 MiB of logits, at least one copy. (A one-row batch: DefaultCountBatchRows.)
+inline uint64_t ReplicasPerDefaultBatch(size_t rows, size_t vocab) {
+  const uint64_t cells = uint64_t{std::max<size_t>(rows, 1)} * std::max<size_t>(vocab, 1);
+  return std::max<uint64_t>(1, std::min(kDefaultCountMaxRows / std::max<size_t>(rows, 1),
+                                        kDefaultCountMaxBytes / (sizeof(float) * cells)));
+}
+
 }  // namespace samplecheck::harness

@@ -97,7 +97,7 @@ Result<HostLaunch> PlanHostLaunch(std::string_view path, std::string_view config
   HostLaunch launch;
   launch.library = std::string(path);
   launch.fallback_name = "plugin:" + Basename(path);
-  if (!config.empty()) launch.fallback_name += ":" + std::string(config);
+  if (!config.empty()) launch.fallback_name.append(":").append(config);
   launch.argv = {*host, launch.library, std::string(config)};
   return launch;
 }

@@ -32,6 +32,9 @@ enum MessageType : uint32_t {
   kBye = 9,
   kVerify = 10,
   kVerified = 11,
+  kSampleReplicated = 12,
+  kLogprobsBatch = 13,  // the replay campaign's processed logprobs of a batch (docs/replay.md)
+  kLogprobs = 14,
 };
 enum CapabilityBits : uint32_t {
   kCapProcessed = 1,
@@ -39,14 +42,20 @@ enum CapabilityBits : uint32_t {
   kCapNondeterministic = 4,
   kCapVerify = 8,           // answers VERIFY (a speculative-decoding chain verifier)
   kCapVerifyScripted = 16,  // VERIFY honours a scripted uniform stream
+  kCapSampleReplicated = 32,  // answers SAMPLE_REPLICATED (each distinct row sent once, with its copy count)
+  kCapLogprobsBatch = 64,     // answers LOGPROBS_BATCH (a replay source)
+  kCapLogprobsLabels = 128,   // takes LOGPROBS_BATCH's labels (a trainer's label guard)
 };
+// LOGPROBS_BATCH: the dtype of its rows (bf16 rows hold bf16 values, sent exactly as f32) and its flags.
+enum LogprobsCodes : uint32_t { kDTypeFp32 = 0, kDTypeBf16 = 1, kFlagLabels = 1 };
 // The draft forms of VERIFY.
 enum DraftFormCodes : uint32_t { kDraftProbabilities = 0, kDraftLogits = 1, kDraftOneHot = 2 };
 enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrFailed = 3, kErrInvalidRow = 4 };
 
 inline std::string TypeName(uint32_t type) {
   static const char* const kNames[] = {"?",     "HELLO",     "SAMPLE", "TOKENS", "PROCESSED", "DISTRIBUTION",
-                                       "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED"};
+                                       "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED",
+                                       "SAMPLE_REPLICATED", "LOGPROBS_BATCH", "LOGPROBS"};
   return type < std::size(kNames) ? kNames[type] : "type " + std::to_string(type);
 }
 
@@ -125,6 +134,7 @@ class Reader {
   explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
   bool ok() const { return ok_; }
   size_t left() const { return bytes_.size() - at_; }
+  uint8_t U8() { return static_cast<uint8_t>(Little(1)); }
   uint32_t U32() { return static_cast<uint32_t>(Little(4)); }
   uint64_t U64() { return Little(8); }
   double F64() { return std::bit_cast<double>(Little(8)); }
@@ -181,6 +191,49 @@ class Reader {
   size_t at_ = 0;
   bool ok_ = true;
 };
+
+// ---- SAMPLE and SAMPLE_REPLICATED, as a client reads them (the plugin host) --------------------------------------
+// SAMPLE:            u64 rows | u64 vocab | rows × params | rows × vocab × f32 logits
+// SAMPLE_REPLICATED: u64 rows | u64 vocab | u64 replicas | (replicas × rows) × params | rows × vocab × f32 logits
+// Call row k rows + r is logits row r with params[k rows + r]; a SAMPLE is the case replicas = 1.
+struct WireSample {
+  uint64_t rows = 0;
+  uint64_t vocab = 0;
+  uint64_t replicas = 1;
+  std::vector<SamplingParams> params;  // replicas × rows
+  std::vector<float> logits;           // rows × vocab, each distinct row once
+};
+
+// Reads a SAMPLE (replicated false) or SAMPLE_REPLICATED payload; "" on success, else what is wrong.
+inline std::string ReadSample(const std::vector<uint8_t>& payload, bool replicated, WireSample& out) {
+  Reader in(payload);
+  out.rows = in.U64();
+  out.vocab = in.U64();
+  out.replicas = replicated ? in.U64() : 1;
+  // Each count bounded by what is left (the payload is < 2^30 bytes) before it is multiplied, so nothing overflows.
+  const size_t left = in.left();
+  const bool shaped = in.ok() && out.rows >= 1 && out.vocab >= 1 && out.replicas >= 1 && out.vocab <= left / 4 &&
+                      out.rows <= left / (4 * out.vocab) && out.replicas <= left / (kParamsBytes * out.rows) &&
+                      left == out.replicas * out.rows * kParamsBytes + out.rows * 4 * out.vocab;
+  if (!shaped) {
+    return TypeName(replicated ? kSampleReplicated : kSample) + " of " + std::to_string(payload.size()) +
+           " bytes does not hold rows " + std::to_string(out.rows) + " >= 1 of vocab " + std::to_string(out.vocab) +
+           " >= 1" + (replicated ? " in " + std::to_string(out.replicas) + " >= 1 replicas" : std::string());
+  }
+  out.params.resize(static_cast<size_t>(out.replicas * out.rows));
+  for (SamplingParams& p : out.params) p = in.Params();
+  out.logits.resize(static_cast<size_t>(out.rows * out.vocab));
+  in.F32s(out.logits);
+  return "";
+}
+
+// The TOKENS answer: u64 rows | rows × i32 token.
+inline std::vector<uint8_t> TokensFrame(std::span<const int32_t> tokens) {
+  Writer w(kTokens);
+  w.PutU64(tokens.size());
+  for (int32_t t : tokens) w.PutI32(t);
+  return w.Finish();
+}
 
 // ---- VERIFY (docs/process-protocol.md) ----------------------------------------------------------------------------
 // One request of a VERIFY, verified `results.size()` times (trial i: draft_tokens[i g .. i g + g), offset

@@ -3,6 +3,7 @@
 // any host agree.
 #include "samplecheck/samplers/process_sampler.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "process_sampler_child.h"
 #include "process_sampler_internal.h"
 #include "process_protocol.h"
+#include "replay_internal.h"
 #include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness {
@@ -134,34 +136,69 @@ class ProcessSampler final : public Sampler {
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
     if (Status st = CheckBatchShape(batch, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) return st;
-    const int64_t rows_per_request = std::max<int64_t>(
-        1, static_cast<int64_t>(Limits().logits_bytes / (4 * static_cast<size_t>(batch.vocab))));
-    for (int64_t first = 0; first < batch.rows; first += rows_per_request) {
-      const int64_t n = std::min(rows_per_request, batch.rows - first);
-      Writer req(kSample);
-      req.PutU64(static_cast<uint64_t>(n));
-      req.PutU64(static_cast<uint64_t>(batch.vocab));
-      for (int64_t r = first; r < first + n; ++r) req.PutParams(params[static_cast<size_t>(r)]);
-      for (int64_t r = first; r < first + n; ++r) req.PutF32s(batch.Row(r));
-      auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE");
-      if (!frame.ok()) return frame.status();
-      if (frame->type == kError) return AnswerError(*frame, "SAMPLE");
-      if (frame->type != kTokens) return Broken("answered SAMPLE with " + TypeName(frame->type) + ", not TOKENS");
-      Reader in(frame->payload);
-      const uint64_t rows = in.U64();
-      if (!in.ok() || rows != static_cast<uint64_t>(n) || in.left() != 4 * static_cast<size_t>(n)) {
-        return Broken("answered SAMPLE of " + std::to_string(n) + " rows with a TOKENS of " +
-                      std::to_string(frame->payload.size()) + " bytes for " + std::to_string(rows) + " rows");
+    return SendSample(batch, params, tokens, 0);
+  }
+
+  // A client that sets the SAMPLE_REPLICATED bit gets each distinct row once with its copy count; the others get
+  // SAMPLE on the copies, made one message at a time.
+  Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
+                          std::span<int32_t> tokens) override {
+    if (Status st = CheckReplicatedArgs(rows, replicas, params.size(), tokens.size(), /*min_vocab=*/1); !st.ok()) {
+      return st;
+    }
+    if (replicas == 0 || rows.rows == 0) return Status::Ok();
+    if (!(capabilities_ & kCapSampleReplicated)) return SampleCopies(rows, params, tokens);
+    // Messages of at most Limits().logits_bytes of params and logits: the whole call when it fits; else groups of
+    // rows filling at most half of it (at least one row), each sent with as many replicas as fill the rest.
+    const size_t total_rows = static_cast<size_t>(rows.rows);
+    const size_t row_bytes = 4 * static_cast<size_t>(rows.vocab);
+    const size_t limit = Limits().logits_bytes;
+    const bool whole = total_rows * row_bytes <= limit && replicas <= (limit - total_rows * row_bytes) /
+                                                                          (total_rows * kParamsBytes);
+    const size_t group = whole ? total_rows : std::clamp<size_t>(limit / 2 / row_bytes, 1, total_rows);
+    const uint64_t per_message =
+        whole ? replicas
+              : std::clamp<uint64_t>((limit - std::min(limit, group * row_bytes)) / (group * kParamsBytes), 1,
+                                     replicas);
+    std::vector<int32_t> answer;
+    for (size_t first_row = 0; first_row < total_rows; first_row += group) {
+      const size_t n_rows = std::min(group, total_rows - first_row);
+      for (uint64_t first_copy = 0; first_copy < replicas; first_copy += per_message) {
+        const uint64_t n_copies = std::min(per_message, replicas - first_copy);
+        auto call_of = [&](size_t i) { return (first_copy + i / n_rows) * total_rows + first_row + i % n_rows; };
+        Writer req(kSampleReplicated);
+        req.PutU64(n_rows);
+        req.PutU64(static_cast<uint64_t>(rows.vocab));
+        req.PutU64(n_copies);
+        answer.assign(n_copies * n_rows, kInvalidToken);
+        for (size_t i = 0; i < answer.size(); ++i) req.PutParams(params[call_of(i)]);
+        for (size_t r = first_row; r < first_row + n_rows; ++r) req.PutF32s(rows.Row(static_cast<int64_t>(r)));
+        const std::string asked = "SAMPLE_REPLICATED of " + std::to_string(answer.size()) + " call rows (" +
+                                  std::to_string(n_copies) + " copies of " + std::to_string(n_rows) + " rows)";
+        auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE_REPLICATED");
+        Status st = ReadTokens(std::move(frame), asked, rows.vocab, answer, [&](size_t i) {
+          const size_t call = call_of(i);
+          return "call row " + std::to_string(call) + " (copy " + std::to_string(call / total_rows) + " of row " +
+                 std::to_string(call % total_rows) + ") of SAMPLE_REPLICATED";
+        });
+        if (!st.ok()) return st;
+        for (size_t i = 0; i < answer.size(); ++i) tokens[call_of(i)] = answer[i];
       }
-      for (int64_t r = first; r < first + n; ++r) {
-        const int32_t t = in.I32();
-        if (t != kInvalidToken && (t < 0 || t >= batch.vocab)) {
-          return PluginError(Name() + " returned token " + std::to_string(t) + " for row " + std::to_string(r) +
-                             "; a token must be in [-1, " + std::to_string(batch.vocab) + ") (vocab " +
-                             std::to_string(batch.vocab) + "; -1 marks a row that cannot be sampled)");
-        }
-        tokens[static_cast<size_t>(r)] = t;
-      }
+    }
+    return Status::Ok();
+  }
+
+  // Draw i at offset + i through SampleReplicated of the one row (the row sent once per message to a client that
+  // answers SAMPLE_REPLICATED), in pieces of 16 default batches so the params stay small.
+  Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens) override {
+    const uint64_t piece = 16 * DefaultCountBatchRows(row.size());
+    std::vector<SamplingParams> at(std::min<uint64_t>(piece, tokens.size()), params);
+    const RowBatch one{row.data(), 1, static_cast<int64_t>(row.size()), static_cast<int64_t>(row.size())};
+    for (uint64_t done = 0; done < tokens.size();) {
+      const uint64_t n = std::min<uint64_t>(piece, tokens.size() - done);
+      for (uint64_t i = 0; i < n; ++i) at[i].offset = params.offset + done + i;
+      if (Status st = SampleReplicated(one, n, std::span(at).first(n), tokens.subspan(done, n)); !st.ok()) return st;
+      done += n;
     }
     return Status::Ok();
   }
@@ -270,6 +307,63 @@ class ProcessSampler final : public Sampler {
 
   // The requests, each with its trials, in VERIFY messages of at most Limits().logits_bytes (at least one request,
   // the trials of one request cut so that their tokens stay below that size), answers checked.
+  // LOGPROBS_BATCH of the rows [first, first + n) of `batch` (labels sent when `labels`) into `out`.
+  Status LogprobsMessage(const ReplayBatch& batch, size_t first, size_t n, bool labels, ReplayRows& out) {
+    const size_t vocab = static_cast<size_t>(batch.rows.vocab);
+    Writer req(kLogprobsBatch);
+    req.PutU64(n);
+    req.PutU64(vocab);
+    req.PutU32(batch.dtype == ReplayDType::kBFloat16 ? kDTypeBf16 : kDTypeFp32);
+    req.PutU32(labels ? uint32_t{kFlagLabels} : 0u);
+    for (size_t r = first; r < first + n; ++r) req.PutParams(batch.params[r]);
+    if (labels) {
+      for (size_t r = first; r < first + n; ++r) req.PutI32(batch.labels[r]);
+    }
+    for (size_t r = first; r < first + n; ++r) req.PutF32s(batch.rows.Row(static_cast<int64_t>(r)));
+    auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering LOGPROBS_BATCH");
+    if (!frame.ok()) return frame.status();
+    if (frame->type == kError) return AnswerError(*frame, "LOGPROBS_BATCH");
+    if (frame->type != kLogprobs) return Broken("answered LOGPROBS_BATCH with " + TypeName(frame->type) + ", not LOGPROBS");
+    Reader in(frame->payload);
+    const uint64_t rows = in.U64(), cols = in.U64();
+    if (!in.ok() || rows != n || cols != vocab || in.left() != n + 4 * n * vocab) {
+      return Broken("answered a LOGPROBS_BATCH of " + std::to_string(n) + " rows x " + std::to_string(vocab) +
+                    " tokens with a LOGPROBS of " + std::to_string(frame->payload.size()) + " bytes");
+    }
+    for (size_t r = first; r < first + n; ++r) {
+      const uint8_t guarded = in.U8();
+      if (guarded > 1) {
+        return PluginError(Name() + " returned guard flag " + std::to_string(guarded) + " for row " +
+                           std::to_string(r) + " of LOGPROBS (allowed: 0, or 1 where the row's label was restored)");
+      }
+      out.guarded[r] = guarded;
+    }
+    in.F32s(std::span<float>(out.logprobs.data() + first * vocab, n * vocab));
+    return Status::Ok();
+  }
+
+  // Every row of `batch` through LOGPROBS_BATCH messages of at most Limits().logits_bytes of logits (one row at
+  // least); the labels go to a client that set the labels bit.
+  Result<ReplayRows> LogprobsAll(const ReplayBatch& batch) {
+    if (Status st = CheckBatchShape(batch.rows, batch.params.size(), batch.params.size(), 1); !st.ok()) return st.error();
+    const bool labels = !batch.labels.empty() && (capabilities_ & kCapLogprobsLabels) != 0;
+    if (labels && batch.labels.size() != batch.params.size()) {
+      return InvalidArgument(std::to_string(batch.labels.size()) + " labels for " +
+                             std::to_string(batch.params.size()) + " rows");
+    }
+    const size_t rows = static_cast<size_t>(batch.rows.rows), vocab = static_cast<size_t>(batch.rows.vocab);
+    ReplayRows out;
+    out.logprobs.resize(rows * vocab);
+    out.guarded.assign(rows, 0);
+    const size_t group = std::clamp<size_t>(Limits().logits_bytes / (4 * vocab), 1, std::max<size_t>(rows, 1));
+    for (size_t first = 0; first < rows; first += group) {
+      if (Status st = LogprobsMessage(batch, first, std::min(group, rows - first), labels, out); !st.ok()) {
+        return st.error();
+      }
+    }
+    return out;
+  }
+
   Status VerifyAll(std::span<const VerifyTrials> all) {
     const size_t limit = Limits().logits_bytes;
     std::vector<VerifyTrials> message;
@@ -304,6 +398,79 @@ class ProcessSampler final : public Sampler {
 
  private:
   const RequestLimits& Limits() const { return identity_.plugin_host ? kPluginHostLimits : kProcessLimits; }
+
+  // The call rows of one SAMPLE (at least one).
+  int64_t RowsPerSample(int64_t vocab) const {
+    return std::max<int64_t>(1, static_cast<int64_t>(Limits().logits_bytes / (4 * static_cast<size_t>(vocab))));
+  }
+
+  // SAMPLE messages of RowsPerSample rows; errors name row first_call + r.
+  Status SendSample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens,
+                    size_t first_call) {
+    const int64_t rows_per_request = RowsPerSample(batch.vocab);
+    for (int64_t first = 0; first < batch.rows; first += rows_per_request) {
+      const int64_t n = std::min(rows_per_request, batch.rows - first);
+      Writer req(kSample);
+      req.PutU64(static_cast<uint64_t>(n));
+      req.PutU64(static_cast<uint64_t>(batch.vocab));
+      for (int64_t r = first; r < first + n; ++r) req.PutParams(params[static_cast<size_t>(r)]);
+      for (int64_t r = first; r < first + n; ++r) req.PutF32s(batch.Row(r));
+      auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE");
+      const size_t base = first_call + static_cast<size_t>(first);
+      Status st = ReadTokens(std::move(frame), "SAMPLE of " + std::to_string(n) + " rows", batch.vocab,
+                             tokens.subspan(static_cast<size_t>(first), static_cast<size_t>(n)),
+                             [&](size_t i) { return "row " + std::to_string(base + i); });
+      if (!st.ok()) return st;
+    }
+    return Status::Ok();
+  }
+
+  // SAMPLE on the copies of a replicated batch for a client without SAMPLE_REPLICATED: the copies of one message
+  // at a time (RowsPerSample call rows), so the copies in memory stay within one message's cap.
+  Status SampleCopies(const RowBatch& rows, std::span<const SamplingParams> params, std::span<int32_t> tokens) {
+    const size_t vocab = static_cast<size_t>(rows.vocab), calls = params.size();
+    const size_t per_message = static_cast<size_t>(RowsPerSample(rows.vocab));
+    std::vector<float> copies(std::min(per_message, calls) * vocab);
+    for (size_t first = 0; first < calls; first += per_message) {
+      const size_t n = std::min(per_message, calls - first);
+      for (size_t i = 0; i < n; ++i) {
+        const auto row = rows.Row(static_cast<int64_t>((first + i) % static_cast<size_t>(rows.rows)));
+        std::copy(row.begin(), row.end(), copies.begin() + i * vocab);
+      }
+      const RowBatch batch{copies.data(), static_cast<int64_t>(n), rows.vocab, rows.vocab};
+      if (Status st = SendSample(batch, params.subspan(first, n), tokens.subspan(first, n), first); !st.ok()) {
+        return st;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The TOKENS answer to `asked` (a SAMPLE or SAMPLE_REPLICATED of out.size() call rows): every token in
+  // [-1, vocab), where(i) naming call row i in the error of one that is not.
+  template <typename Where>
+  Status ReadTokens(Result<Frame> frame, const std::string& asked, int64_t vocab, std::span<int32_t> out,
+                    Where where) {
+    if (!frame.ok()) return frame.status();
+    const std::string request = asked.substr(0, asked.find(' '));
+    if (frame->type == kError) return AnswerError(*frame, request.c_str());
+    if (frame->type != kTokens) return Broken("answered " + request + " with " + TypeName(frame->type) + ", not TOKENS");
+    Reader in(frame->payload);
+    const uint64_t count = in.U64();
+    if (!in.ok() || count != out.size() || in.left() != 4 * out.size()) {
+      return Broken("answered " + asked + " with a TOKENS of " + std::to_string(frame->payload.size()) +
+                    " bytes for " + std::to_string(count) + " rows");
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int32_t t = in.I32();
+      if (t != kInvalidToken && (t < 0 || t >= vocab)) {
+        return PluginError(Name() + " returned token " + std::to_string(t) + " for " + where(i) +
+                           "; a token must be in [-1, " + std::to_string(vocab) + ") (vocab " +
+                           std::to_string(vocab) + "; -1 marks a row that cannot be sampled)");
+      }
+      out[i] = t;
+    }
+    return Status::Ok();
+  }
 
   Status VerifyMessage(std::span<const VerifyTrials> message) {
     Writer req(kVerify);
@@ -482,6 +649,22 @@ class ProcessVerifier final : public Verifier {
   std::unique_ptr<ProcessSampler> process_;
 };
 
+// A process as a replay source (replay_source.h): LOGPROBS_BATCH over the ProcessSampler's transport.
+class ProcessReplaySource final : public ReplaySource {
+ public:
+  explicit ProcessReplaySource(std::unique_ptr<ProcessSampler> process) : process_(std::move(process)) {}
+  std::string Name() const override { return process_->Name(); }
+  ReplayCapabilities GetCapabilities() const override {
+    return {.labels = (process_->RawCapabilities() & kCapLogprobsLabels) != 0,
+            .parallel_instances = process_->Who().plugin_host,
+            .profile = process_->Profile()};
+  }
+  Result<ReplayRows> Logprobs(const ReplayBatch& batch) override { return process_->LogprobsAll(batch); }
+
+ private:
+  std::unique_ptr<ProcessSampler> process_;
+};
+
 // A deadline of the options: in (0, 86400] seconds.
 Status CheckTimeout(const char* field, double seconds) {
   if (seconds > 0 && seconds <= kMaxTimeoutSeconds) return Status::Ok();
@@ -543,6 +726,22 @@ Result<std::unique_ptr<Verifier>> AsVerifier(Result<std::unique_ptr<ProcessSampl
 }
 
 }  // namespace
+
+Result<std::unique_ptr<ReplaySource>> MakeProcessReplaySource(std::string_view command) {
+  auto options = ProcessSamplerOptions::FromEnvironment();
+  if (!options.ok()) return options.error();
+  auto started = StartProcess([&] { return ChildProcess::Spawn(std::string(command)); },
+                              CommandIdentity("process replay source", command), *options);
+  if (!started.ok()) return started.error();
+  std::unique_ptr<ProcessSampler> process = std::move(started).value();
+  if (!(process->RawCapabilities() & kCapLogprobsBatch)) {
+    return InvalidArgument(process->Who().label + " (" + process->Name() + ") cannot be a replay source: its HELLO "
+                           "does not set the LOGPROBS_BATCH capability bit (64) (capabilities " +
+                           std::to_string(process->RawCapabilities()) + "; docs/process-protocol.md); a client "
+                           "answering PROCESSED replays row by row as sampler:process:<command>");
+  }
+  return std::unique_ptr<ReplaySource>(std::make_unique<ProcessReplaySource>(std::move(process)));
+}
 
 Result<double> process_internal::ParseTimeoutSeconds(std::string_view variable, std::string_view text) {
   const std::string value(text);

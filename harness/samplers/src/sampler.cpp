@@ -21,6 +21,21 @@ Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots,
   return Status::Ok();
 }
 
+Status CheckReplicatedArgs(const RowBatch& rows, uint64_t replicas, size_t params, size_t token_slots,
+                           int64_t min_vocab) {
+  const size_t logits_rows = static_cast<size_t>(std::max<int64_t>(rows.rows, 0));
+  if (Status st = CheckBatchShape(rows, logits_rows, logits_rows, min_vocab); !st.ok()) return st;
+  uint64_t calls = 0;
+  const bool wraps = __builtin_mul_overflow(replicas, uint64_t{logits_rows}, &calls);
+  if (wraps || params != calls || token_slots != calls) {
+    return InvalidArgument(std::to_string(replicas) + " copies of " + std::to_string(rows.rows) + " rows need " +
+                           (wraps ? std::string("2^64 or more") : std::to_string(calls)) +
+                           " params and token slots, not " + std::to_string(params) + " and " +
+                           std::to_string(token_slots));
+  }
+  return Status::Ok();
+}
+
 Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
                        const Profile& profile) {
   if (Status st = CheckBatchShape(batch, params.size(), token_slots); !st.ok()) return st;
@@ -104,24 +119,29 @@ Status Sampler::SampleRepeated(std::span<const float> row, const SamplingParams&
 
 Status Sampler::SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
                                  std::span<int32_t> tokens) {
-  const size_t logits_rows = static_cast<size_t>(std::max<int64_t>(rows.rows, 0));
-  if (Status st = CheckBatchShape(rows, logits_rows, logits_rows); !st.ok()) return st;
-  const uint64_t calls = replicas * logits_rows;
-  if (params.size() != calls || tokens.size() != calls) {
-    return InvalidArgument(std::to_string(replicas) + " copies of " + std::to_string(rows.rows) + " rows need " +
-                           std::to_string(calls) + " params and token slots, not " + std::to_string(params.size()) +
-                           " and " + std::to_string(tokens.size()));
-  }
+  if (Status st = CheckReplicatedArgs(rows, replicas, params.size(), tokens.size()); !st.ok()) return st;
+  const size_t logits_rows = static_cast<size_t>(rows.rows);
+  if (replicas == 0 || logits_rows == 0) return Status::Ok();
+  // Whole copies of the batch per Sample call, at most 4096 rows and 64 MiB of copied logits (at least one copy):
+  // default_count.h, the batches a campaign's own calls stay within, so that those are one Sample each.
   const size_t vocab = static_cast<size_t>(rows.vocab);
-  std::vector<float> copies(calls * vocab);
-  for (uint64_t k = 0; k < replicas; ++k) {
-    for (int64_t r = 0; r < rows.rows; ++r) {
-      const float* from = rows.logits + r * rows.row_stride;
-      std::copy(from, from + vocab, copies.begin() + (k * rows.rows + r) * vocab);
+  const uint64_t per_call = ReplicasPerDefaultBatch(logits_rows, vocab);
+  const uint64_t first_call = std::min(per_call, replicas);
+  std::vector<float> copies(first_call * logits_rows * vocab);
+  for (uint64_t k = 0; k < first_call; ++k) {
+    for (size_t r = 0; r < logits_rows; ++r) {
+      const float* from = rows.logits + static_cast<int64_t>(r) * rows.row_stride;
+      std::copy(from, from + vocab, copies.begin() + (k * logits_rows + r) * vocab);
     }
   }
-  const RowBatch batch{copies.data(), static_cast<int64_t>(calls), rows.vocab, rows.vocab};
-  return Sample(batch, params, tokens);
+  for (uint64_t done = 0; done < replicas;) {
+    const uint64_t n = std::min(per_call, replicas - done);
+    const size_t at = done * logits_rows, count = n * logits_rows;
+    const RowBatch batch{copies.data(), static_cast<int64_t>(count), rows.vocab, rows.vocab};
+    if (Status st = Sample(batch, params.subspan(at, count), tokens.subspan(at, count)); !st.ok()) return st;
+    done += n;
+  }
+  return Status::Ok();
 }
 
 }  // namespace samplecheck::harness

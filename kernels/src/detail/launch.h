@@ -107,15 +107,19 @@ inline Status UploadParams(const SamplingParams& params, int64_t batch, cudaStre
   return Status::Ok();
 }
 
-// Whether any row may have top-k on (the launch policy's question; device-resident arrays: unknown, so yes).
-inline bool AnyTopK(const SamplingParams& p, int64_t batch) {
-  if (!p.top_k.values) return p.top_k.scalar > 0;
+// Whether any row may cut its kept set by rank or mass, top-k or top-p (the launch policy's question:
+// device-resident arrays are unknown, so yes).
+inline bool AnyRankOrMassCut(const SamplingParams& p, int64_t batch) {
+  if (!p.top_k.values && p.top_k.scalar > 0) return true;
+  if (!p.top_p.values && p.top_p.scalar < 1.0) return true;
   for (int64_t b = 0; b < batch; ++b) {
-    if (p.top_k.values[b] > 0) return true;
+    if ((p.top_k.values && p.top_k.values[b] > 0) || (p.top_p.values && p.top_p.values[b] < 1.0)) return true;
   }
   return false;
 }
-inline bool AnyTopK(const DeviceSamplingParams& p, int64_t /*batch*/) { return p.top_k != nullptr || p.scalar.top_k > 0; }
+inline bool AnyRankOrMassCut(const DeviceSamplingParams& p, int64_t /*batch*/) {
+  return p.top_k != nullptr || p.top_p != nullptr || p.scalar.top_k > 0 || p.scalar.top_p < 1.0;
+}
 
 // DeviceSamplingParams: nothing to upload. The scalars in use (fields without a device array) are validated on
 // the host; the device arrays are validated row by row in the kernel (check_on_device).
@@ -177,21 +181,22 @@ struct RowSplit {
 };
 
 // Which kernels win where (measured on an H100, docs/performance.md): the split-row kernels while the batch
-// leaves SMs to spare (batch <= SM count) for every filter, and at every batch when top-k is on (select first);
-// beyond that, with no row using top-k, the single-block kernels (whose passes stream the row from L2/HBM with no
-// cluster barriers) are as fast or faster (none and min-p within 5%, top-p 1.2x).
+// leaves SMs to spare (batch <= SM count) for every filter, and at every batch when top-k or top-p is on (select
+// first; top-p's passes after the crossing bin visit only the vectors that can hold a kept token); beyond that,
+// with neither, the single-block kernels (whose passes stream the row from L2/HBM with no cluster barriers) are as
+// fast or faster (none and min-p within 5%).
 
 // Policy: every CTA's slice fits in shared memory (the smallest cluster that fits); slices of at most ~64 KiB;
 // enough CTAs to cover the SMs when the batch is small (at most 16 per row: Hopper's non-portable cluster limit);
 // and at least 2,048 elements per CTA. cluster16_capacity: how many 16-CTA clusters the GPU runs at once (0:
-// none); a batch beyond it takes 8. any_top_k: some row may have top-k on (unknown counts as on).
+// none); a batch beyond it takes 8. any_cut: some row may have top-k or top-p on (unknown counts as on).
 inline RowSplit ChooseRowSplit(int64_t vocab, int64_t batch, size_t element_bytes, size_t fixed_smem,
-                               const DeviceLimits& limits, int cluster16_capacity, bool any_top_k = true) {
+                               const DeviceLimits& limits, int cluster16_capacity, bool any_cut = true) {
   const int override_value = PathOverride();
   if (override_value < 0) return {};
-  if (override_value == kPathAuto && batch > limits.sms && !any_top_k) return {};
+  if (override_value == kPathAuto && batch > limits.sms && !any_cut) return {};
   auto bytes_for = [&](int c) {
-    return fixed_smem + static_cast<size_t>(SplitSliceLength(vocab, c)) * element_bytes;
+    return fixed_smem + static_cast<size_t>(SplitSliceBytes(SplitSliceLength(vocab, c), static_cast<int64_t>(element_bytes)));
   };
   auto fits = [&](int c) { return bytes_for(c) <= static_cast<size_t>(limits.max_smem_per_block); };
   int fit = 1;
@@ -272,14 +277,15 @@ int Cluster16Capacity(const DeviceLimits& limits, size_t smem, int threads) {
 // The split for kKernel (a split-row kernel of kSplitThreads threads over elements of element_bytes).
 template <auto kKernel>
 Status PlanRowSplit(int64_t vocab, int64_t batch, size_t element_bytes, const DeviceLimits& limits,
-                    RowSplit* split, bool any_top_k = true) {
+                    RowSplit* split, bool any_cut = true) {
   constexpr size_t kFixed = SplitSharedBytes<kSplitThreads>();
   Status st = PrepareSplitKernel<kKernel>(limits);
   if (!st.ok()) return st;
-  const size_t smem16 = kFixed + static_cast<size_t>(SplitSliceLength(vocab, kMaxClusterSize)) * element_bytes;
+  const size_t smem16 =
+      kFixed + static_cast<size_t>(SplitSliceBytes(SplitSliceLength(vocab, kMaxClusterSize), static_cast<int64_t>(element_bytes)));
   const int capacity16 =
       smem16 <= static_cast<size_t>(limits.max_smem_per_block) ? Cluster16Capacity<kKernel>(limits, smem16, kSplitThreads) : 0;
-  *split = ChooseRowSplit(vocab, batch, element_bytes, kFixed, limits, capacity16, any_top_k);
+  *split = ChooseRowSplit(vocab, batch, element_bytes, kFixed, limits, capacity16, any_cut);
   return Status::Ok();
 }
 

@@ -1,7 +1,7 @@
 // The SampleFromLogits launcher, templated on the kernels' FaultPolicy (sample_kernel.cuh) so the test-only
 // mutants (tests/kernel_mutants/) launch exactly what SampleFromLogits launches, with one fault injected.
 // Path (launch.h's ChooseRowSplit): the split-row kernel (a thread-block cluster per row, split_sample_kernel.cuh)
-// when a row's slices fit in shared memory and the batch is at most the SM count or top-k is on, else the
+// when a row's slices fit in shared memory and the batch is at most the SM count or top-k or top-p is on, else the
 // single-block kernel
 // (sample_kernel.cuh); both draw the same token.
 #pragma once
@@ -31,7 +31,7 @@ Status LaunchSample(const LogitsBatch& logits, const Params& params, Profile pro
     constexpr auto kSplitKernel = &SplitSampleKernel<T, kSplitThreads, FaultPolicy>;
     RowSplit split;
     st = PlanRowSplit<kSplitKernel>(logits.vocab, logits.batch, sizeof(T), limits, &split,
-                                    AnyTopK(params, logits.batch));
+                                    AnyRankOrMassCut(params, logits.batch));
     if (!st.ok()) return st;
     if (split.cluster > 0) {
       return LaunchSplitKernel(kSplitKernel, split, logits.batch, stream, "SplitSampleKernel launch", data, geometry,

@@ -22,12 +22,20 @@
 //             histogram covers only the top of the row (kTopKWindow / kTopPWindow bins); the rest is one virtual
 //             bin summed in registers, and a crossing inside it repeats the pass over all bins. The second digit
 //             runs only when the first digit's bin holds more than kDirectListLimit tokens.
-//   gather    the tokens that can still decide the threshold go to cluster rank 0's candidate list
-//             (candidate_list.cuh): top-k (select first): every token at or above the crossing level (k plus the
-//             bucket), which holds the whole top-k set, so min-p, top-p and the draw run on the list alone;
-//             top-p without top-k: the crossing bucket only, with the mass above it.
-//   resolve   rank 0 sorts the list (value-major) and computes the k-th key, top-p's kappa and tie cut exactly
-//             as the single-block planner does (integer prefix sums, the same double comparisons).
+//   compact   top-p: each vector's highest candidate's first-digit bin, recorded by the first digit's pass, keeps
+//             only the vectors at or above the crossing bin (about a fifth of them on N(0, 3^2) logits at top_p
+//             0.9): every later pass (second digit, gather, accumulate, draw) visits those alone.
+//   gather    the tokens that can still decide the threshold go to a candidate list (candidate_list.cuh): top-k
+//             (select first): every token at or above the crossing level (k plus the bucket) into rank 0's list,
+//             which holds the whole top-k set, so min-p, top-p and the draw run on the list alone; top-p without
+//             top-k: the crossing bucket only, with the mass above it; the sampling kernel gathers a whole
+//             first-digit bin of up to kTopPDirectLimit tokens (else the second digit's bin) into every CTA's list,
+//             PlanSplitRow (processed outputs, labels) up to kDirectListLimit into rank 0's.
+//   resolve   rank 0 sorts the list (value-major) and computes the k-th key, top-p's kappa and tie cut exactly as
+//             the single-block planner does (integer prefix sums, the same double comparisons), and pushes the plan.
+//             The sampling kernel's top-p: every CTA narrows a first-digit bucket to its crossing second-digit bin
+//             over its own list (NarrowBucket), sorts it and resolves the same cut: no push, no cluster barrier
+//             (in PlanSplitRow's kernels the extra code cost more in register allocation than it saved).
 //   draw      select first: rank 0 draws on the list. Otherwise every CTA sums the kept mass of its slice per
 //             warp segment, the CTA sums are pushed to every CTA, and the CTA whose range holds u * S finds the
 //             warp segment, sums that segment's 32-vector chunks with all its warps, and one warp scans the chunk
@@ -64,7 +72,13 @@ inline constexpr int kSplitThreads = SAMPLECHECK_SPLIT_THREADS;
 // B >= 16 on an H100 (docs/performance.md), the same at B = 1.
 inline constexpr int kSplitMinBlocks = SAMPLECHECK_SPLIT_MIN_BLOCKS;
 inline constexpr int kLevelBins = 256;         // one 8-bit digit of the 16-bit level
-inline constexpr int kDirectListLimit = 256;   // a first-digit bucket this small is gathered as it is
+inline constexpr int kDirectListLimit = 256;   // a first-digit top-k bucket this small is gathered as it is
+// A first-digit top-p bucket this small is gathered as it is (rank 0 sorts it: a 1,024-item bitonic sort costs less
+// on the critical path than a second digit's pass, cluster barrier and merge).
+inline constexpr int kTopPDirectLimit = 1024;
+// A gathered bucket of more items than one warp sorts (candidate_list.cuh) is first narrowed to its crossing second
+// digit by the CTA (SplitRowPlanner::NarrowBucket).
+inline constexpr int kWarpSortItems = 64;
 inline constexpr int kSliceAlign = 8;          // slice lengths are multiples of 8 elements (16 bytes of 16-bit data)
 inline constexpr int kMaxSegmentChunks = 64;   // 32-vector chunks of one warp segment the draw can sum at once
 // First-digit windows: the histogram of the first pass covers the bins [0, window) (the top of the row); every
@@ -79,14 +93,24 @@ __host__ __device__ __forceinline__ int64_t SplitSliceLength(int64_t vocab, int6
   return (per + kSliceAlign - 1) / kSliceAlign * kSliceAlign;
 }
 
+// Dynamic shared memory of a slice beyond the fixed part: the elements (16-byte vectors), then one 16-bit word per
+// vector (the vector list: first each vector's highest first-digit bin, then the compacted indices; see
+// SplitRowPlanner::CompactVectors). A slice of slice_len elements of element_bytes holds slice_len * element_bytes
+// / 16 vectors, so the list takes an eighth of the elements' bytes (a multiple of 16: slice_len is).
+__host__ __device__ __forceinline__ int64_t SplitSliceBytes(int64_t slice_len, int64_t element_bytes) {
+  return slice_len * element_bytes + slice_len * element_bytes / 8;
+}
+
 // The monotone level of a logit (see the header comment): floor(min((max - x) * scale, 65535)), the floor taken by
 // an fp32 add of 2^23 rounding toward zero (exact for 0 <= s < 2^23, no conversion instruction).
 struct Levels {
   float max_logit;
   float scale;
 
-  __device__ __forceinline__ uint32_t Of(float x) const {
-    const float s = fminf((max_logit - x) * scale, 65535.0f);
+  __device__ __forceinline__ uint32_t Of(float x) const { return OfDifference(x - max_logit); }
+  // The level of x from d = x - max_logit (fp32; max - x is exactly -d, so the same level as Of(x)).
+  __device__ __forceinline__ uint32_t OfDifference(float d) const {
+    const float s = fminf(-d * scale, 65535.0f);
     return __float_as_uint(__fadd_rz(s, 8388608.0f)) - 0x4b000000u;
   }
   // span: the distance below the max spread over the 65536 levels (> 0 and finite; anything else: one level).
@@ -114,8 +138,9 @@ struct SplitRowShared {
   uint64_t mass_slot[kMaxClusterSize];   // slot q: the kept mass of rank q's slice (pushed by q)
   int32_t argmax_slot[kMaxClusterSize];  // slot q: the lowest id of a maximum in rank q's slice (pushed by q)
   uint64_t warp_mass[kWarps];            // kept mass of each warp segment of this slice
+  uint32_t warp_count[kWarps];           // CompactVectors: the vectors each warp keeps
   uint64_t chunk_mass[kMaxSegmentChunks];
-  uint32_t list_count;                   // rank 0: items gathered
+  uint32_t list_count;                   // items gathered into this CTA's list
   uint32_t published_key;                // rank 0 -> every rank: the kept set and its mass
   int64_t published_tie_limit;
   uint64_t published_mass;
@@ -197,6 +222,7 @@ class SplitRowPlanner {
     begin_ = static_cast<int64_t>(rank_) * slice_len;
     count_ = vocab - begin_ < 0 ? 0 : (vocab - begin_ < slice_len ? vocab - begin_ : slice_len);
     vectors_ = static_cast<int32_t>((count_ + kVec - 1) / kVec);
+    vlist_ = reinterpret_cast<uint16_t*>(slice + slice_len);  // SplitSliceBytes: one word per vector after it
   }
 
   __device__ bool Leader() const { return rank_ == 0; }
@@ -206,7 +232,7 @@ class SplitRowPlanner {
   // Load: the slice into shared memory, -inf padding to whole vectors; the row's stats (argmax = -1: see Argmax)
   // in every CTA. Contains the start barrier's wait and one ClusterSync.
   __device__ RowStats LoadAndExchangeStats() {
-    if (threadIdx.x == 0 && rank_ == 0) shared_.list_count = 0;
+    if (threadIdx.x == 0) shared_.list_count = 0;  // every CTA's list (top-p gathers into all of them)
     float max_logit = kNegInf;
     float min_live = kPosInf;
     int32_t live = 0;
@@ -299,6 +325,66 @@ class SplitRowPlanner {
     }
   }
 
+  // The vectors the later passes visit: every vector of the slice, or after CompactVectors only those that can hold
+  // a token at or above the top-p crossing (ascending). VectorAt(i), i in [0, VectorCount()): a vector index.
+  __device__ __forceinline__ int32_t VectorCount() const { return listed_ < 0 ? vectors_ : listed_; }
+  __device__ __forceinline__ int32_t VectorAt(int32_t i) const { return listed_ < 0 ? i : static_cast<int32_t>(vlist_[i]); }
+
+  // Calls f(v, raw) for every vector the later passes visit (VectorAt), thread-strided.
+  template <class F>
+  __device__ __forceinline__ void ForEachListedVector(F&& f) const {
+    const uint4* vslice = reinterpret_cast<const uint4*>(slice_);
+    const int32_t n = VectorCount();
+#pragma unroll 4
+    for (int32_t i = threadIdx.x; i < n; i += kThreads) {
+      const int32_t v = VectorAt(i);
+      f(v, vslice[v]);
+    }
+  }
+
+  // Keeps only the vectors whose recorded first-digit bin (the highest-valued candidate's, MassCut digit 0) is at
+  // most max_bin, in ascending order: every token at or above the crossing level lies in one of them (levels are
+  // monotone), so the gather, the accumulation and the draw skip the rest of the slice, which holds no kept token.
+  // Whole CTA (three barriers); a slice of more vectors than the per-warp bit masks hold keeps every vector.
+  __device__ void CompactVectors(uint32_t max_bin) {
+    constexpr int kMaxRounds = 32;  // a warp's keep flags fit one 32-bit mask per lane
+    if (vectors_ > kWarps * 32 * kMaxRounds) return;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x & 31;
+    const int32_t per_warp = (vectors_ + kWarps - 1) / kWarps;
+    const int32_t first = warp * per_warp;
+    const int32_t end = min(first + per_warp, vectors_);
+    uint32_t keep_bits = 0;
+    uint32_t kept = 0;
+#pragma unroll 4
+    for (int k = 0; k < kMaxRounds; ++k) {
+      if (first + k * 32 >= end) break;  // warp-uniform
+      const int32_t v = first + k * 32 + lane;
+      const bool keep = v < end && vlist_[v] <= max_bin;
+      keep_bits |= static_cast<uint32_t>(keep) << k;
+      kept += __popc(__ballot_sync(0xffffffffu, keep));
+    }
+    if (lane == 0) shared_.warp_count[warp] = kept;
+    __syncthreads();  // every count is written, and every thread has read its flags from vlist_
+    uint32_t pos = 0, total = 0;
+    for (int w = 0; w < kWarps; ++w) {
+      const uint32_t c = shared_.warp_count[w];
+      pos += w < warp ? c : 0u;
+      total += c;
+    }
+    const uint32_t lower_lanes = (1u << lane) - 1u;
+#pragma unroll 4
+    for (int k = 0; k < kMaxRounds; ++k) {
+      if (first + k * 32 >= end) break;
+      const bool keep = (keep_bits >> k) & 1u;
+      const uint32_t ballot = __ballot_sync(0xffffffffu, keep);
+      if (keep) vlist_[pos + __popc(ballot & lower_lanes)] = static_cast<uint16_t>(first + k * 32 + lane);
+      pos += __popc(ballot);
+    }
+    listed_ = static_cast<int32_t>(total);
+    __syncthreads();  // the list is complete; warp_count may be reused
+  }
+
   // One digit of the top-k radix select over levels (counts of live tokens). k_rem: the rank still to find
   // within the digit's prefix (1 <= k_rem <= tokens in it). Contains one ClusterSync (remote reads follow it).
   __device__ LevelCut CountCut(const Levels& levels, int digit, uint32_t coarse, uint32_t k_rem,
@@ -315,24 +401,29 @@ class SplitRowPlanner {
     return Cut<true>(levels, digit, coarse, cand_key, softmax, 0u, mass_prev, top_p, target, window);
   }
 
-  // The tokens with cand_key <= key, lmin <= level <= lmax into rank 0's list (warp-aggregated slots), then a
-  // ClusterSync. Precondition: at most kListCapacity tokens match (the histograms counted them).
+  // The tokens with cand_key <= key, lmin <= level <= lmax into rank 0's list, or with kEverywhere into every CTA's
+  // list (warp-aggregated slots: one remote atomic a rank, from one lane each), then a ClusterSync. Precondition: at
+  // most kListCapacity tokens match (the histograms counted them).
+  template <bool kEverywhere = false>
   __device__ void Gather(const Levels& levels, uint32_t lmin, uint32_t lmax, uint32_t cand_key) {
-    uint32_t* count_at_leader = AtRank(&shared_.list_count, 0);
-    uint64_t* list_at_leader = AtRank(&shared_.scratch.split.list[0], 0);
+    const uint32_t targets = kEverywhere ? ranks_ : 1u;  // ranks 0 .. targets - 1 (at most 16 <= 32 lanes)
     const uint4* vslice = reinterpret_cast<const uint4*>(slice_);
     const int lane = threadIdx.x & 31;
-    for (int32_t base = 0; base < vectors_; base += kThreads) {  // the same trip count in every lane
-      const int32_t v = base + threadIdx.x;
+    const int32_t listed = VectorCount();
+    const float cand_x = cand_key > OrderedKey(kNegInf) ? KeyToFloat(cand_key) : kNegInf;  // as Cut's
+    for (int32_t base = 0; base < listed; base += kThreads) {  // the same trip count in every lane
+      const int32_t i = base + threadIdx.x;
+      int32_t v = 0;
       uint4 raw = make_uint4(0, 0, 0, 0);
       uint32_t mask = 0;
-      if (v < vectors_) {
+      if (i < listed) {
+        v = VectorAt(i);
         raw = vslice[v];
         const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
         for (int q = 0; q < kVec; ++q) {
           const float x = Canonical(e[q]);
-          if (x > kNegInf && OrderedKey(x) >= cand_key) {
+          if (x > kNegInf && x >= cand_x) {
             const uint32_t level = levels.Of(x);
             if (level >= lmin && level <= lmax) mask |= 1u << q;
           }
@@ -347,19 +438,20 @@ class SplitRowPlanner {
         if (lane >= d) inclusive += n;
       }
       const uint32_t warp_total = __shfl_sync(0xffffffffu, inclusive, 31);
-      uint32_t first = 0;
-      if (lane == 31) first = atomicAdd(count_at_leader, warp_total);
-      first = __shfl_sync(0xffffffffu, first, 31);
-      uint32_t slot = first + inclusive - mine;
+      uint32_t first = 0;  // lane r < targets: the warp's first slot in rank r's list
+      if (static_cast<uint32_t>(lane) < targets) first = atomicAdd(AtRank(&shared_.list_count, lane), warp_total);
       const T* e = reinterpret_cast<const T*>(&raw);
+      for (uint32_t r = 0; r < targets; ++r) {
+        uint32_t slot = __shfl_sync(0xffffffffu, first, static_cast<int>(r)) + inclusive - mine;
+        uint64_t* list = AtRank(&shared_.scratch.split.list[0], r);
 #pragma unroll
-      for (int q = 0; q < kVec; ++q) {
-        if (mask & (1u << q)) {
-          if (slot < kListCapacity) {
-            list_at_leader[slot] =
-                ValueMajor(OrderedKey(Canonical(e[q])), static_cast<uint32_t>(begin_ + v * kVec + q));
+        for (int q = 0; q < kVec; ++q) {
+          if (mask & (1u << q)) {
+            if (slot < kListCapacity) {
+              list[slot] = ValueMajor(OrderedKey(Canonical(e[q])), static_cast<uint32_t>(begin_ + v * kVec + q));
+            }
+            ++slot;
           }
-          ++slot;
         }
       }
     }
@@ -397,7 +489,10 @@ class SplitRowPlanner {
     int32_t first, end;
     SegmentOf(warp, &first, &end);
     uint64_t sum = 0;
-    for (int32_t v = first + lane; v < end; v += 32) sum += VectorMass(vslice[v], v, softmax, kept, nullptr);
+    for (int32_t i = first + lane; i < end; i += 32) {
+      const int32_t v = VectorAt(i);
+      sum += VectorMass(vslice[v], v, softmax, kept, nullptr);
+    }
 #pragma unroll
     for (int d = 16; d > 0; d >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, d);
     if (lane == 0) shared_.warp_mass[warp] = sum;
@@ -445,8 +540,12 @@ class SplitRowPlanner {
     const int32_t chunks = (end - first + 31) / 32;
     if (chunks <= kMaxSegmentChunks) {
       for (int32_t c = warp; c < chunks; c += kWarps) {
-        const int32_t v = first + c * 32 + lane;
-        uint64_t m = v < end ? VectorMass(vslice[v], v, softmax, kept, nullptr) : 0;
+        const int32_t i = first + c * 32 + lane;
+        uint64_t m = 0;
+        if (i < end) {
+          const int32_t v = VectorAt(i);
+          m = VectorMass(vslice[v], v, softmax, kept, nullptr);
+        }
 #pragma unroll
         for (int d = 16; d > 0; d >>= 1) m += __shfl_xor_sync(0xffffffffu, m, d);
         if (lane == 0) shared_.chunk_mass[c] = m;
@@ -530,20 +629,23 @@ class SplitRowPlanner {
 
   // Top-p without top-k: the mass cut over the candidates key >= candidates (1-2 digits) and the gather of the
   // crossing bucket into rank 0's list; remembers the mass above the bucket and the target. false: fall back.
+  template <bool kEverywhere>
   __device__ bool GatherTopPBucket(const RowStats& stats, uint32_t candidates, const Softmax& softmax,
                                    double temperature, double top_p) {
+    constexpr int kDirectLimit = kEverywhere ? kTopPDirectLimit : kDirectListLimit;
     const double span =
         fmin(static_cast<double>(stats.max_logit) - static_cast<double>(stats.min_live), 32.0 * temperature);
     const Levels levels = Levels::Over(stats.max_logit, span);
     LevelCut c0 = MassCut(levels, 0, 0, candidates, softmax, 0, top_p, 0.0, kTopPWindow);
     if (c0.bin == kTopPWindow) c0 = MassCut(levels, 0, 0, candidates, softmax, 0, top_p, 0.0);  // past the window
     if (c0.bin < 0) return false;
+    CompactVectors(static_cast<uint32_t>(c0.bin));  // from here on only the vectors at or above the crossing bin
     uint32_t lmin = static_cast<uint32_t>(c0.bin) << 8;
     uint32_t lmax = lmin | 0xffu;
     uint32_t n = c0.count_in;
     bucket_mass_above_ = c0.mass_above;
     bucket_target_ = c0.target;
-    if (n > static_cast<uint32_t>(kDirectListLimit)) {
+    if (n > static_cast<uint32_t>(kDirectLimit)) {
       const LevelCut c1 = MassCut(levels, 1, static_cast<uint32_t>(c0.bin), candidates, softmax, c0.mass_above,
                                   top_p, c0.target);
       if (c1.bin < 0) return false;
@@ -552,13 +654,21 @@ class SplitRowPlanner {
       bucket_mass_above_ = c0.mass_above + c1.mass_above;
     }
     if (n > static_cast<uint32_t>(kListCapacity)) return false;
-    Gather(levels, lmin, lmax, candidates);
+    bucket_levels_ = levels;
+    bucket_coarse_ = lmin != lmax;  // a whole first-digit bin: ResolveTopPBucket<true> narrows it to its crossing
+    Gather<kEverywhere>(levels, lmin, lmax, candidates);
     return true;
   }
 
-  // Rank 0 after GatherTopPBucket: kappa and the tie cut from the bucket, the kept set (min-p may still raise the
-  // threshold under hf).
+  // After GatherTopPBucket<kEverywhere>: kappa and the tie cut from the bucket, the kept set (min-p may still raise
+  // the threshold under hf). kEverywhere: every CTA (each holds the whole bucket in its list, so each resolves the
+  // same kept set without a push and a cluster barrier), a whole first-digit bucket narrowed first; else rank 0,
+  // which pushes the plan. Whole CTA.
+  template <bool kEverywhere>
   __device__ KeptSet ResolveTopPBucket(const ValueFloorKeys& floors, const Softmax& softmax, double top_p) {
+    if constexpr (kEverywhere) {
+      if (bucket_coarse_ && ListCount() > kWarpSortItems) NarrowBucket(softmax);
+    }
     auto list = List();
     const int items = ListCount();
     list.SortAscending(items);
@@ -568,6 +678,73 @@ class SplitRowPlanner {
       kept.tie_limit = static_cast<int64_t>(cut.last_kept_id) + 1;
     }
     return kept;
+  }
+
+  // A gathered first-digit bucket (the candidates of one coarse bin, all of them in this CTA's list) narrowed to its
+  // crossing bin of the level's low byte: the second digit, computed over the list in this CTA instead of over the
+  // slices in a cluster round (the same counts, integer masses and crossing rule as MassCut's: the lowest-valued
+  // non-empty bin whose mass above is < target; every token of a bin above it is kept, none of a bin below it is).
+  // Adds the mass of the bins above to bucket_mass_above_ and keeps the crossing bin's items. Whole CTA.
+  __device__ void NarrowBucket(const Softmax& softmax) {
+    constexpr int kPerThread = kListCapacity / kThreads;
+    uint32_t* count = shared_.scratch.split.count;
+    uint32_t* w0 = shared_.scratch.split.w0;
+    uint32_t* w1 = shared_.scratch.split.w1;
+    uint32_t* w2 = shared_.scratch.split.w2;
+    uint64_t* items = shared_.scratch.split.list;
+    const int n = ListCount();
+    for (int t = threadIdx.x; t < kLevelBins; t += kThreads) {
+      count[t] = 0;
+      w0[t] = 0;
+      w1[t] = 0;
+      w2[t] = 0;
+    }
+    if (threadIdx.x == 0) shared_.found_bin = -1;
+    __syncthreads();
+    uint64_t mine[kPerThread];
+    uint32_t bin[kPerThread];
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int i = static_cast<int>(threadIdx.x) + j * kThreads;
+      bin[j] = kLevelBins;  // none
+      mine[j] = 0;
+      if (i < n) {
+        mine[j] = items[i];
+        const float x = KeyToFloat(ValueMajorKey(mine[j]));
+        bin[j] = bucket_levels_.Of(x) & 0xffu;
+        const uint64_t mass = FixedMass(softmax.Numerator(x));  // < 2^43 each, <= 2^11 items: no word overflows
+        atomicAdd(&count[bin[j]], 1u);
+        atomicAdd(&w0[bin[j]], static_cast<uint32_t>(mass & 0x3fffu));
+        atomicAdd(&w1[bin[j]], static_cast<uint32_t>((mass >> 14) & 0x3fffu));
+        atomicAdd(&w2[bin[j]], static_cast<uint32_t>(mass >> 28));
+      }
+    }
+    __syncthreads();
+    uint64_t bin_count = 0, bin_mass = 0;
+    if (threadIdx.x < kLevelBins) {
+      bin_count = count[threadIdx.x];
+      bin_mass = (static_cast<uint64_t>(w2[threadIdx.x]) << 28) + (static_cast<uint64_t>(w1[threadIdx.x]) << 14) +
+                 w0[threadIdx.x];
+    }
+    uint64_t mass_above = 0, mass_total = 0;
+    cub::BlockScan<uint64_t, kThreads, cub::BLOCK_SCAN_WARP_SCANS>(shared_.collective.scan)
+        .ExclusiveSum(bin_mass, mass_above, mass_total);
+    if (threadIdx.x < kLevelBins && bin_count > 0 &&
+        static_cast<double>(bucket_mass_above_ + mass_above) < bucket_target_) {
+      atomicMax(&shared_.found_bin, static_cast<int32_t>(threadIdx.x));
+    }
+    __syncthreads();
+    const int32_t found = shared_.found_bin;
+    if (found < 0) return;  // never for valid input (the first bin's mass above is the bucket's); the list stays whole
+    if (static_cast<int32_t>(threadIdx.x) == found) shared_.found_mass_above = mass_above;
+    if (threadIdx.x == 0) shared_.list_count = 0;
+    __syncthreads();  // every item is in registers: the list is rewritten below
+    bucket_mass_above_ += shared_.found_mass_above;
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      if (bin[j] == static_cast<uint32_t>(found)) items[atomicAdd(&shared_.list_count, 1u)] = mine[j];
+    }
+    __syncthreads();
   }
 
   // Rank 0: the single-block planner over the row in device memory (its storage aliases the histograms and the
@@ -585,11 +762,12 @@ class SplitRowPlanner {
     }
   };
 
-  // Warp w's segment of this slice's vectors: [first, end).
+  // Warp w's segment of the listed vectors: list indices [first, end) (VectorAt; ascending vector order).
   __device__ void SegmentOf(int w, int32_t* first, int32_t* end) const {
-    const int32_t per_warp = (vectors_ + kWarps - 1) / kWarps;
+    const int32_t listed = VectorCount();
+    const int32_t per_warp = (listed + kWarps - 1) / kWarps;
     *first = w * per_warp;
-    *end = min(*first + per_warp, vectors_);
+    *end = min(*first + per_warp, listed);
     if (*first > *end) *first = *end;
   }
 
@@ -597,18 +775,44 @@ class SplitRowPlanner {
   __device__ __forceinline__ uint64_t VectorMass(const uint4& raw, int32_t v, const Softmax& softmax,
                                                  const KeptSet& kept, uint64_t* mass) const {
     const T* e = reinterpret_cast<const T*>(&raw);
+    float x[kVec];
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) x[q] = Canonical(e[q]);
+    uint64_t full[kVec];
+    MassesOf(softmax, UnitTemperature(softmax), x, full);
     uint64_t sum = 0;
 #pragma unroll
     for (int q = 0; q < kVec; ++q) {
-      const float x = Canonical(e[q]);
-      const uint64_t m = kept.Contains(begin_ + v * kVec + q, x) ? FixedMass(softmax.Numerator(x)) : 0;
+      const uint64_t m = kept.Contains(begin_ + v * kVec + q, x[q]) ? full[q] : 0;
       if (mass) mass[q] = m;
       sum += m;
     }
     return sum;
   }
 
-  // One warp: the first kept token of vectors [first, end) whose inclusive cumulative mass exceeds target
+  // Whether Softmax::Numerator(x) is expf(x - max) (a finite max at T = 1).
+  __device__ __forceinline__ static bool UnitTemperature(const Softmax& softmax) {
+    return !softmax.infinite_max && softmax.inv_temperature == 1.0;
+  }
+
+  // FixedMass(softmax.Numerator(x[q])) for every element of a vector, bit for bit (Numerator's two paths: expf of the
+  // fp32 difference at T = 1, else of the rounded double exponent), with no branch between the elements: -inf gives
+  // 0. `unit` = UnitTemperature(softmax), uniform.
+  __device__ __forceinline__ static void MassesOf(const Softmax& softmax, bool unit, const float (&x)[kVec],
+                                                  uint64_t (&mass)[kVec]) {
+    float z[kVec];
+    if (unit) {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) z[q] = x[q] - softmax.max_logit;
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) z[q] = static_cast<float>(softmax.Scaled(x[q]));
+    }
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) mass[q] = FixedMass(expf(z[q]));
+  }
+
+  // One warp: the first kept token of the listed vectors [first, end) whose inclusive cumulative mass exceeds target
   // (< the range's kept mass) into shared_.token.
   __device__ void ScanChunks(int32_t first, int32_t end, uint64_t target, const Softmax& softmax,
                              const KeptSet& kept) {
@@ -617,10 +821,11 @@ class SplitRowPlanner {
     uint64_t running = 0;
     int32_t token = -1;
     for (int32_t base = first; base < end; base += 32) {
-      const int32_t v = base + lane;
+      const int32_t i = base + lane;
+      const int32_t v = i < end ? VectorAt(i) : 0;
       uint64_t mass[kVec];
       uint64_t lane_mass = 0;
-      if (v < end) {
+      if (i < end) {
         lane_mass = VectorMass(vslice[v], v, softmax, kept, mass);
       } else {
 #pragma unroll
@@ -674,19 +879,47 @@ class SplitRowPlanner {
         atomicAdd(&w2[bin], static_cast<uint32_t>(mass >> 28));
       }
     };
-    ForEachElement([&](int64_t, float x) {
-      if (!(x > kNegInf)) return;
-      if (kMass && OrderedKey(x) < cand_key) return;
-      const uint32_t level = levels.Of(x);
-      if (digit == 1 && (level >> 8) != coarse) return;
-      const uint32_t bin = digit == 0 ? (level >> 8) : (level & 0xffu);
-      const uint64_t mass = kMass ? FixedMass(softmax.Numerator(x)) : 0;
-      if (bin >= static_cast<uint32_t>(window)) {
-        ++rest_count;
-        rest_mass += mass;
-        return;
+    // Candidates: x > -inf and key(x) >= cand_key, i.e. x >= the candidate floor's value (x is canonical, so the
+    // float order is the key order; a cand_key at or below -inf's admits every live token).
+    const float cand_x = cand_key > OrderedKey(kNegInf) ? KeyToFloat(cand_key) : kNegInf;
+    // MassCut digit 0 over every vector records each vector's highest-valued candidate's bin (0xffff: none) in
+    // vlist_, for CompactVectors.
+    const bool record = kMass && digit == 0 && listed_ < 0;
+    const bool unit_temperature = UnitTemperature(softmax);
+    // Each vector's levels and masses are computed for all its elements first, without branches (independent
+    // chains the scheduler interleaves), then the candidates go to the histogram.
+    ForEachListedVector([&](int32_t v, const uint4& raw) {
+      const T* e = reinterpret_cast<const T*>(&raw);
+      float x[kVec];
+      uint32_t bin[kVec];
+      bool in[kVec];
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        x[q] = Canonical(e[q]);
+        const uint32_t level = levels.OfDifference(x[q] - levels.max_logit);
+        in[q] = x[q] > kNegInf && (!kMass || x[q] >= cand_x) && (digit == 0 || (level >> 8) == coarse);
+        bin[q] = digit == 0 ? (level >> 8) : (level & 0xffu);
       }
-      add(bin, 1u, mass);
+      uint64_t mass[kVec];
+      if (kMass) {
+        MassesOf(softmax, unit_temperature, x, mass);
+      } else {
+#pragma unroll
+        for (int q = 0; q < kVec; ++q) mass[q] = 0;
+      }
+      uint32_t vector_bin = 0xffffu;
+#pragma unroll
+      for (int q = 0; q < kVec; ++q) {
+        if (!in[q]) continue;
+        vector_bin = min(vector_bin, bin[q]);
+        if (bin[q] >= static_cast<uint32_t>(window)) {
+          ++rest_count;
+          rest_mass += mass[q];
+        } else {
+          add(bin[q], 1u, mass[q]);
+        }
+      }
+      if (record) vlist_[v] = static_cast<uint16_t>(vector_bin);
     });
     if (window < kLevelBins && rest_count > 0) {
       // A thread holds < 2^8 tokens of a slice (< 2^17 tokens over >= 512 threads), so its rest mass is < 2^50
@@ -758,13 +991,17 @@ class SplitRowPlanner {
   int64_t vocab_;
   uint32_t rank_;
   uint32_t ranks_;
+  uint16_t* vlist_;
   int64_t begin_ = 0;
   int64_t count_ = 0;
   int32_t vectors_ = 0;
+  int32_t listed_ = -1;  // -1: every vector; else the length of the compacted list in vlist_
   uint64_t before_ = 0;
   uint64_t mine_ = 0;
   uint64_t bucket_mass_above_ = 0;
   double bucket_target_ = 0.0;
+  Levels bucket_levels_{0.0f, 1.0f};  // the levels GatherTopPBucket cut with
+  bool bucket_coarse_ = false;        // the gathered bucket is a whole first-digit bin (NarrowBucket applies)
 };
 
 // The plan of a row in every CTA of its cluster (ComputeProcessedDistribution, ComputeLabelLogprobs): the same
@@ -808,10 +1045,12 @@ __device__ RowPlan PlanSplitRow(SplitRowPlanner<T, kThreads>& planner, const T* 
       plan.kept = KeptSet{floors.min_p_key, kNoTieCut};
       if (p.top_p < 1.0) {
         const uint32_t candidates = profile == kProfileVllm ? floors.min_p_key : floors.floor_key;
-        single_block = !planner.GatherTopPBucket(stats, candidates, plan.softmax, p.temperature, p.top_p);
-        if (!single_block) {
+        single_block =
+            !planner.template GatherTopPBucket<false>(stats, candidates, plan.softmax, p.temperature, p.top_p);
+        if (!single_block) {  // rank 0 resolves and pushes (the sampling kernel resolves in every CTA instead)
           if (planner.Leader()) {
-            planner.PushPlan(planner.ResolveTopPBucket(floors, plan.softmax, p.top_p), 0, kStatusSampled);
+            const KeptSet kept = planner.template ResolveTopPBucket<false>(floors, plan.softmax, p.top_p);
+            planner.PushPlan(kept, 0, kStatusSampled);
           }
           ClusterSync();
           plan.kept = planner.PublishedKept();

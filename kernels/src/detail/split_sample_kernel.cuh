@@ -12,8 +12,8 @@
 // Paths (every branch that holds a cluster barrier is taken by the whole cluster; see cluster.cuh):
 //   invalid / greedy           after the stats exchange; rank 0 writes the token.
 //   top-k (0 < k < #live)      select first: count cut (1-2 digits), gather, rank 0 resolves and draws.
-//   top-p without top-k        mass cut (1-2 digits), gather the crossing bucket, rank 0 resolves the cut and
-//                              pushes the kept set, then the cluster-wide accumulate and draw.
+//   top-p without top-k        mass cut (1-2 digits), gather the crossing bucket into every CTA, each resolves the
+//                              same cut, then the cluster-wide accumulate and draw.
 //   none / min-p               the kept set is the min-p / weight-floor key: accumulate and draw.
 //   fallback                   rank 0 runs SampleKernel's single-block planner over the row in device memory.
 #pragma once
@@ -89,12 +89,8 @@ __global__ void __launch_bounds__(kThreads, kSplitMinBlocks)
       KeptSet kept{floors.min_p_key, kNoTieCut};  // none / min-p: KeptThreshold(min_p_key, 0, 0, floor_key)
       if (p.top_p < 1.0) {
         const uint32_t candidates = profile == kProfileVllm ? floors.min_p_key : floors.floor_key;
-        single_block = !planner.GatherTopPBucket(stats, candidates, softmax, p.temperature, p.top_p);
-        if (!single_block) {
-          if (leader) planner.PushPlan(planner.ResolveTopPBucket(floors, softmax, p.top_p), 0, kStatusSampled);
-          ClusterSync();
-          kept = planner.PublishedKept();
-        }
+        single_block = !planner.template GatherTopPBucket<true>(stats, candidates, softmax, p.temperature, p.top_p);
+        if (!single_block) kept = planner.template ResolveTopPBucket<true>(floors, softmax, p.top_p);  // every CTA
       }
       if (!single_block) {
         const uint64_t kept_mass = planner.AccumulateKept(softmax, kept);

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   options.sampler_spec = "exact";
   options.seed = 1;
   options.max_draws = 20000;
+  options.evidence.allow_underpowered = true;  // the cap is this consumer's choice: below the suite's power
   options.progress = Progress::Mode::kQuiet;
   options.version = "consumer";
   auto report = RunCampaign(*suite, options);

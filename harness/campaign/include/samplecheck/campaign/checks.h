@@ -108,6 +108,7 @@ struct CaseEvidence {
   const AgreementEvidence* agreement = nullptr;  // a row case of a sampler with a counting fast path
   const SpecEvidence* spec = nullptr;   // a case of a speculative-decoding campaign
   const struct StreamEvidence* stream = nullptr;  // seeds, handles, steps, refusal (stream.h)
+  const struct ReplayEvidence* replay = nullptr;  // a case of a replay campaign (replay_campaign.h)
 };
 
 class CaseCheck {
@@ -127,6 +128,11 @@ class CaseCheck {
   // Whether reports written before this check existed may lack its keys (read as null then: the batch, agreement and
   // equivalence checks, whose fields are null where they do not apply).
   virtual bool KeysOptional() const { return false; }
+  // Recomputes from stored fields what they determine (a statistic from the counts and expectations it was computed
+  // from, a violation count from the tokens listed) and compares it with what is stored: kParse naming the field
+  // and both values when they disagree, so a hand-edited report cannot pass the gate (samplecheck gate, merge:
+  // report_check.h). Reuses the code Evaluate computes with. Default: nothing to recompute.
+  virtual Status Recheck(const nlohmann::json& fields, const CaseResult& c) const;
 };
 
 // The checks of speculative-decoding cases (src/checks_spec.cpp): spec-rejection, spec-structure,

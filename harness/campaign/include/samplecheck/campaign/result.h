@@ -118,6 +118,9 @@ struct EvidencePolicy {
   uint64_t min_draws = 1;         // draws over the judged cases
   bool allow_skipped = false;     // skipped cases (params invalid under the judged profile, an unjudgeable row)
                                   // are reported, and fail the verdict unless allowed
+  bool allow_underpowered = false;  // a row case whose draws reach less than the report's power at its TV (a cap,
+                                    // --max-draws, a time budget) fails the verdict unless allowed: a pass on 38
+                                    // draws is no evidence that the sampler is right
 };
 
 // A property of the RapidCheck suites run by the same gate (`samplecheck verify`; properties/suite.h).
@@ -155,6 +158,9 @@ struct ShardRowEvidence {
   SparseCounts agreement_fast, agreement_sampled;
   int64_t agreement_first_difference = -1;
   int32_t agreement_fast_token = 0, agreement_sampled_token = 0;
+  // The stream checks' fields (seed_dependence, fresh_handle, step_repeats, ...) as this shard judged them from the
+  // case's first draws, which it holds; null in the other shards' evidence (and in reports before issue 31).
+  nlohmann::json stream;
 };
 
 // What makes a report a shard's (run --shard I/N): which part it is, what fixes the plan, and the evidence of its
@@ -219,6 +225,9 @@ struct CampaignReport {
   double seconds = 0.0;
   std::string command_line;
   EvidencePolicy evidence;           // what the verdict needs besides no failure
+  // --max-draws of the run (it lowers every case's cap below the suite's; none: the suite's caps). A row case it
+  // keeps below the target power is underpowered (UnderpoweredCases); the caps a suite sets itself are its design.
+  std::optional<uint64_t> max_draws_override;
   // Power by budget (suite budget_seconds): the budget, the measured throughput it was judged with, and whether it
   // gave every row case its planned draws. budget_seconds 0: no budget.
   double budget_seconds = 0.0;
@@ -243,8 +252,9 @@ struct CampaignReport {
   uint32_t merged_shards = 0;        // samplecheck merge: the shards this report was judged from (0: not merged)
   DrawPlan draw_plan;                // what the Plan stage decided (empty in reports before the record)
 
-  // Pass: no case failed or errored, the run was not interrupted, no case was skipped (unless allowed), and the
-  // judged cases and their draws reach the floors of `evidence`.
+  // Pass: no case failed or errored, the run was not interrupted, no case was skipped (unless allowed), every
+  // judged row case reached the target power at its TV (unless allowed), and the judged cases and their draws
+  // reach the floors of `evidence`.
   bool Passed() const { return VerdictProblems().empty(); }
   // Why the report does not pass, one line each ("2 cases failed", "no evidence: 0 judged cases, at least 1
   // needed", ...); empty when it passes.
@@ -252,6 +262,9 @@ struct CampaignReport {
   size_t Count(CaseStatus status) const;
   uint64_t JudgedCases() const;   // not skipped, not errored
   uint64_t JudgedDraws() const;   // draws of the judged cases
+  // Judged row cases (not batch rows, at least one p-value test) that --max-draws (max_draws_override) kept below
+  // their planned draws and below `power` at their TV.
+  std::vector<const CaseResult*> UnderpoweredCases() const;
 };
 
 // tests and p_value of one case from its outcomes: the p-value outcomes, Bonferroni min(1, tests * min p).

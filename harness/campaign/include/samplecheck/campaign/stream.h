@@ -11,6 +11,8 @@
 #include <span>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace samplecheck::harness {
 
 struct StreamEvidence {
@@ -39,6 +41,9 @@ struct StreamEvidence {
   std::string refusal_value;
   bool refused = false;                        // the sampling call failed
   std::string refusal_message;                 // its error, or the token it drew instead
+  // A sharded row case (merge): the stream checks' fields as the shard holding the case's first draws judged them
+  // (ShardRowEvidence::stream); the checks return these fields instead of judging again.
+  const nlohmann::json* judged = nullptr;
 };
 
 // A verifier trial's result as one code: the accepted length and the token emitted after the accepted drafts.

@@ -40,9 +40,14 @@ struct Journal {
   size_t torn_lines = 0;          // a last line cut short by a crash (dropped)
 };
 
+// Ok when no journal is at `path`; else kInvalidArgument saying how many finished cases of an unfinished run it
+// holds: a run started without --resume never resets it silently (the CLI's --resume finishes the run, --restart
+// discards it).
+Status CheckNoPendingJournal(const std::filesystem::path& path);
 // Starts a journal at `path`, replacing any (atomically, refusing a symbolic link): the identity line.
 Status StartJournal(const std::filesystem::path& path, const JournalIdentity& identity);
-// Appends one finished case (durably: fsync).
+// Appends one finished case (durably: fsync), with the hash of its case spec (report_check.h: CaseSpecHash);
+// LoadJournal refuses a line whose case does not match its hash (a hand-edited journal).
 Status AppendToJournal(const std::filesystem::path& path, const CaseResult& c);
 // kIo when unreadable; kParse naming the line for a malformed line other than a torn last one.
 Result<Journal> LoadJournal(const std::filesystem::path& path);

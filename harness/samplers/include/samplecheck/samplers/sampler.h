@@ -72,14 +72,17 @@ class Sampler {
   // tokens.size() draws of one row through the sampler's sampling call (Sample's path, never a counting fast path):
   // token i is the draw at offset params.offset + i, kInvalidToken where the row cannot be sampled. What the
   // campaign's agreement check compares the counting fast path with. Default: batches of Sample over the replicated
-  // row; a sampler whose sampling call can repeat one row without copying it (the cuda sampler: index indirection)
-  // overrides it.
+  // row; a sampler whose sampling call can repeat one row without copying it overrides it (the cuda sampler: index
+  // indirection; a process: SampleReplicated of the row, which crosses once to a client that answers
+  // SAMPLE_REPLICATED).
   virtual Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens);
 
   // Sample on `replicas` copies of a batch: call row k * rows.rows + r is logits row r of `rows`, with
   // params[k * rows.rows + r] (params and tokens have replicas * rows.rows entries). The campaign's batch cases draw
-  // through it. Default: the copies are made on the host and passed to Sample as one batch; a sampler whose device
-  // can read rows through an index (cuda) sends each row once.
+  // through it. Default: the copies are made on the host and passed to Sample in batches of whole copies, at most
+  // 4096 rows and 64 MiB of copied logits each (at least one copy; a campaign's calls stay within one batch); a
+  // sampler whose device can read rows through an index (cuda) sends each row once, and a process whose client
+  // answers SAMPLE_REPLICATED (the plugin host) sends each row once with its copy count.
   virtual Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
                                   std::span<int32_t> tokens);
 };
@@ -92,6 +95,10 @@ void AddToHistogram(std::span<const int32_t> tokens, std::span<uint64_t> histogr
 // The batch is well formed (rows >= 0, row_stride >= vocab >= min_vocab, logits set when rows > 0) and there is
 // one params and one token slot per row.
 Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots, int64_t min_vocab = 0);
+// SampleReplicated's arguments: `rows` is well formed (CheckBatchShape) and there are replicas * rows.rows params and
+// token slots (no 2^64 wrap).
+Status CheckReplicatedArgs(const RowBatch& rows, uint64_t replicas, size_t params, size_t token_slots,
+                           int64_t min_vocab = 0);
 // CheckBatchShape, and every row's params are valid for `profile` (the first bad row is named).
 Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
                        const Profile& profile);

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -93,7 +94,22 @@ struct VerifierMutantInfo {
 const std::vector<VerifierMutantInfo>& VerifierMutants();
 Result<std::unique_ptr<Verifier>> MakeVerifierMutant(std::string_view name, std::string_view profile);
 
-// `--verifier <spec>`: exact[:profile], mutant:<name>, plugin-inproc:<lib.so>[:config], process:<command>.
+// A kind of `--verifier <kind>[:<arg>]`, as `samplecheck list --verifiers` prints it.
+struct VerifierKind {
+  std::string name;       // "exact"
+  std::string usage;      // "exact[:profile]"
+  std::string summary;    // one line
+  bool available = true;  // false: not built into this program (cuda without CUDA)
+  // spec: the whole --verifier value; arg: what follows "<kind>:" ("" when nothing); profile: the judged profile.
+  std::function<Result<std::unique_ptr<Verifier>>(std::string_view spec, std::string_view arg,
+                                                  std::string_view profile)>
+      make;
+};
+// Every verifier kind, in the order `list` prints them: the one table MakeVerifier, its help and `list` read.
+const std::vector<VerifierKind>& VerifierKinds();
+
+// `--verifier <spec>`: exact[:profile], cuda[:profile], mutant:<name>, plugin:<lib.so>[:config],
+// plugin-inproc:<lib.so>[:config], process:<command>.
 Result<std::unique_ptr<Verifier>> MakeVerifier(std::string_view spec, std::string_view profile);
 std::string VerifierSpecHelp();
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""TensorRT-LLM TorchSampler's pure-torch path as a samplecheck process client (adapters/engine_serve.py).
+
+    samplecheck run --suite smoke --profile trtllm-torch \
+        --sampler "process:/usr/bin/python3 adapters/trtllm/serve.py --src DIR --device cpu"
+
+--src (or $SAMPLECHECK_TRTLLM_SRC) is a TensorRT-LLM tree. ``top_k_top_p_sampling_batch`` /
+``greedy_search_sampling_batch`` of _torch/pyexecutor/sampler/ops/vanilla.py, called as TorchSampler calls them: one
+call per strategy group (rows sharing T, top_k, top_p) with one ``torch.Generator``. ``--seeding window`` (default):
+a group is L copies of a row, its generator seeded from (seed, offset // L), the draw at offset o lane o % L.
+``--seeding request``: every row its own group and generator seeded from (seed, offset). min_p > 0 is refused
+(ERROR 1: the vanilla path has no min-p); on torch < 2 the top-p branch fails inside the engine function (an int32
+scatter index): run top-p on torch >= 2.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import engine_serve as serve  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import trtllm_adapter as ta  # noqa: E402
+
+
+def options(ap):
+    ap.add_argument("--greedy-below", type=float, default=1e-4,
+                    help="T <= this is greedy (GREEDY_TEMPERATURE_THRESHOLD, default 1e-4; 0: only T = 0)")
+
+
+class _Window:
+    """The generator of the current window (engine_serve's window seeding), handed to the strategy group's call."""
+
+    def __init__(self, adapter):
+        import torch
+        self.adapter, self.generator = adapter, torch.Generator(device=adapter.device)
+
+    def seed(self, seed, window):
+        self.generator.manual_seed(serve.draws.generator_seed(seed, window))
+
+    def sample(self, x, t, k, p, m, seeds, offsets):
+        return self.adapter.sample_group(x, t[0], k[0], p[0], self.generator)
+
+
+def build(args):
+    adapter = ta.TrtllmVanilla(args.src, device=args.device, greedy_below=args.greedy_below)
+    window = _Window(adapter)
+    engine = serve.Engine(adapter=adapter, sample=window.sample if args.seeding == "window" else adapter.sample,
+                          check=adapter.check, seeding=args.seeding, seed_window=window.seed,
+                          processed_logprobs=lambda x, t, k, p, m: adapter.processed_probs(x, t, k, p).log())
+    return engine, adapter.name + serve.suffix(args.seeding, args.rows)
+
+
+if __name__ == "__main__":
+    sys.exit(serve.main("trtllm/serve.py", ta.ENV_VAR, build, options, default_seeding="window"))

@@ -1,0 +1,136 @@
+// Replay campaigns (docs/replay.md): an inference engine's processed logprobs and an RL trainer's replay of them
+// (samplers/replay_source.h), each judged against the profile's exact processed distribution of the row it saw, and
+// the two against each other, with the importance-ratio bias a synthetic rollout would carry:
+// `samplecheck replay --suite replay-smoke --engine <spec> --trainer <spec>`.
+//
+// One case (a row, or a batch of rows sent to each side in one call), step by step:
+//   1. rows: MakeRow(row spec, row seed) per row, rounded to bf16 when the case's dtype is bf16; the trainer's rows:
+//      the same ("same"), the engine's rows rounded to bf16 ("bf16": an fp32 engine, a bf16 trainer), or rounded and
+//      then one bf16 ulp up or down on 1 token in 4 ("bf16_jitter": another forward pass's bf16 logits).
+//   2. references: ComputeDistribution of each side's row under the judged profile (kept set, probabilities,
+//      boundary decisions with their margins, the ambiguous tokens of the numerics model).
+//   3. the engine side: every row of the case in one call. A side that is not given is its reference (the exact
+//      engine, the exact trainer with the label guard).
+//   4. the synthetic rollout: `rollout` tokens per row drawn from the engine side's distribution (inverse CDF in
+//      token order, Philox keyed by the row's seed); the label of the row is its first token ("sampled") or the
+//      engine's least probable kept token ("boundary": where replays break).
+//   5. the trainer side: every row in one call, with the labels (a source that takes labels).
+//   6. judged cases "<case>" (or "<case>/b<k>" for a batch's rows), each with the replay checks of checks.h
+//      (checks_replay.cpp): replay-engine, replay-trainer (kept set with margins: inside = numeric drift, beyond =
+//      failure; logprobs within the fp32 tolerance over the kept set), replay-label (a silent -inf label fails),
+//      replay-agreement (the two sides: disagreements by cause, max |delta logprob|, the unrenormalized kept mass,
+//      the rollout's importance ratios); then one case "aggregate" over every row (replay-ratio-bias: |mean ratio
+//      - 1| over the whole rollout within the suite's max_ratio_bias).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/result.h"
+#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/campaign/suite.h"
+#include "samplecheck/core/error.h"
+#include "samplecheck/reference/distribution.h"
+#include "samplecheck/reference/params.h"
+#include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/replay_source.h"
+
+namespace samplecheck::harness {
+
+inline constexpr char kReplaySuiteSchema[] = "samplecheck-replay-suite/1";
+inline constexpr char kReplayAggregateCase[] = "aggregate";
+
+enum class TrainerLogits { kSame, kBf16, kBf16Jitter };
+enum class LabelChoice { kSampled, kBoundary };
+const char* TrainerLogitsName(TrainerLogits t);
+const char* LabelChoiceName(LabelChoice l);
+
+struct ReplayEntry {
+  RowSpec row;
+  SamplingParams params;
+  uint32_t copies = 1;  // rows of this spec (consecutive row seeds)
+};
+
+struct ReplayCaseSpec {
+  std::string name;
+  std::vector<ReplayEntry> entries;  // one entry of one copy: a row case; otherwise a batch sent in one call
+  ReplayDType dtype = ReplayDType::kFloat32;
+  TrainerLogits trainer_logits = TrainerLogits::kSame;
+  LabelChoice label = LabelChoice::kSampled;
+};
+
+struct ReplaySuite {
+  std::string name;
+  std::string description;
+  std::string source;
+  uint64_t seed = 1;
+  std::string profile;
+  uint64_t rollout = 1024;         // synthetic rollout tokens per row
+  double max_ratio_bias = 0.01;    // the aggregate's bound on |mean importance ratio - 1|
+  size_t generated = 0;            // generated cases after `cases` ("generated": {"count": n, "seed": s})
+  uint64_t generated_seed = 0;
+  std::vector<ReplayCaseSpec> cases;
+};
+
+Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& json, std::string source);
+// A built-in replay suite (replay-smoke, replay-standard) or a path to a replay suite file.
+Result<ReplaySuite> LoadReplaySuite(std::string_view name_or_path);
+std::vector<BuiltinSuiteInfo> BuiltinReplaySuites();
+
+// `count` generated replay cases "gen/<i>" (generated.h's rows and parameters, valid under `profile`, never greedy),
+// each with a dtype, trainer logits, label choice and batch size of its own, deterministic in `seed`.
+std::vector<ReplayCaseSpec> GenerateReplayCases(uint64_t seed, size_t count, const Profile& profile);
+
+struct ReplayCampaignOptions : CampaignBasics {
+  std::string engine;                     // replay source spec, "" = the exact engine (the reference)
+  std::string trainer;                    // replay source spec, "" = the exact trainer (the reference, guarded)
+  std::optional<uint64_t> rollout;        // overrides the suite's
+  std::optional<double> max_ratio_bias;   // overrides the suite's
+  size_t generated = 0;                   // more generated cases (after the suite's own)
+  bool quiet = false;
+};
+
+// One side of a row as the checks see it (checks_replay.cpp).
+struct ReplaySideEvidence {
+  bool given = false;                       // a source answered (false: the side is its reference)
+  std::string source;                       // the source's name, or "reference"
+  std::span<const float> row;               // the logits this side saw
+  std::span<const float> logprobs;          // its answer (given) or the reference's, vocab entries
+  const ProcessedDistribution* reference = nullptr;  // the exact distribution of `row`
+  bool guard_reported = false;              // the source said it restored the label
+};
+
+// What the replay checks see of a finished row (role "row") or of the whole campaign (role "aggregate": the rows'
+// judged cases, whose fields it sums).
+struct ReplayEvidence {
+  std::string role = "row";
+  const Profile* profile = nullptr;
+  SamplingParams params;
+  std::string dtype;                        // "fp32", "bf16"
+  std::string trainer_logits;               // "same", "bf16", "bf16_jitter"
+  ReplaySideEvidence engine, trainer;
+  int32_t label = kNoLabel;                 // the row's label (sent to a trainer that takes labels)
+  std::string label_choice;                 // "sampled", "boundary"
+  bool labels_sent = false;                 // the trainer took the label
+  std::span<const int32_t> rollout;         // the synthetic rollout's tokens, drawn from the engine side
+  double max_ratio_bias = 0.0;              // aggregate
+  std::span<const CaseResult> rows;         // aggregate: the judged row cases
+};
+
+// The whole campaign: a CampaignReport (the report of sampler campaigns, the replay checks' fields beside the
+// usual ones). Errors: unknown source, profile or fault, invalid suite values (kInvalidArgument: exit 2).
+Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options);
+
+// The row cases a replay campaign plans (identity, row, seeds, parameters; skipped rows marked), in report order and
+// without the "aggregate" case: the gate checks a stored replay report against them (report_check.cpp).
+Result<std::vector<CaseResult>> PlanReplayRows(const ReplaySuite& suite, const std::string& profile, uint64_t seed,
+                                               size_t more_generated, uint64_t rollout);
+
+}  // namespace samplecheck::harness

@@ -1,0 +1,395 @@
+// The consistency of a stored report (report_check.h): the gate's and merge's defence against reports that
+// contradict themselves. The statistics are recomputed by the checks' own code (CaseCheck::Recheck) and the plan by
+// the campaign's (PrepareWork, PlanCaseDraws): one definition of each.
+#include "samplecheck/campaign/report_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "campaign_work.h"
+#include "check_family.h"
+#include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/campaign/spec_campaign.h"
+
+namespace samplecheck::harness {
+namespace {
+
+using nlohmann::json;
+
+Error Inconsistent(const std::string& message) { return {ErrorCode::kParse, message}; }
+
+std::string Num(double v) {
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
+bool Probability(double p) { return p >= 0.0 && p <= 1.0; }
+
+// A replay campaign's report (replay_campaign.h): exact checks only, so no TV, power or per-test alpha is planned.
+bool IsReplayReport(const CampaignReport& r) { return r.sampler_spec.rfind("replay ", 0) == 0; }
+
+json BatchJson(const BatchPosition& b) {
+  return {b.batch, b.position, b.size, b.entry, b.copy, b.partner};
+}
+
+}  // namespace
+
+uint64_t CaseSpecHash(const CaseResult& c) {
+  const json spec{{"name", c.name},     {"row", RowSpecToJson(c.row)},          {"row_seed", c.row_seed},
+                  {"profile", c.profile}, {"params", ParamsToJson(c.params, true)}, {"batch", BatchJson(c.batch)}};
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits, over the canonical text (keys sorted)
+  for (unsigned char ch : JsonText(spec, -1)) {
+    h ^= ch;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& planned) {
+  if (stored.name != planned.name) return "its name (" + stored.name + ", planned " + planned.name + ")";
+  if (RowSpecToJson(stored.row) != RowSpecToJson(planned.row)) {
+    return "its row (" + JsonText(RowSpecToJson(stored.row), -1) + ", planned " +
+           JsonText(RowSpecToJson(planned.row), -1) + ")";
+  }
+  if (stored.row_seed != planned.row_seed) {
+    return "its row seed (" + std::to_string(stored.row_seed) + ", planned " + std::to_string(planned.row_seed) + ")";
+  }
+  if (ParamsToJson(stored.params, true) != ParamsToJson(planned.params, true)) {
+    return "its parameters (" + JsonText(ParamsToJson(stored.params, true), -1) + ", planned " +
+           JsonText(ParamsToJson(planned.params, true), -1) + ")";
+  }
+  if (stored.profile != planned.profile) return "its profile (" + stored.profile + ", planned " + planned.profile + ")";
+  if (BatchJson(stored.batch) != BatchJson(planned.batch)) return "its place in a batch";
+  return "";
+}
+
+namespace {
+
+// `replay`: the case is a replay report's, which plans no statistical test (its tv and alpha are 0).
+Status CaseConsistency(const CaseResult& c, bool replay) {
+  const std::string where = "case " + c.name;
+  if (c.status == CaseStatus::kSkipped && c.draws != 0) {
+    return Inconsistent(where + ": a skipped case is never drawn, this one says " + std::to_string(c.draws) + " draws");
+  }
+  if (!(c.achieved_power >= 0 && c.achieved_power <= 1)) {
+    return Inconsistent(where + ": achieved_power " + Num(c.achieved_power) + " is outside [0, 1]");
+  }
+  if (replay && (c.tv != 0 || c.alpha_plan != 0)) {
+    return Inconsistent(where + ": a replay case plans no statistical test, this one says plan.tv " + Num(c.tv) +
+                        ", alpha_per_test " + Num(c.alpha_plan));
+  }
+  if (c.status != CaseStatus::kSkipped && !replay) {
+    if (!(c.tv > 0 && c.tv <= 0.5)) return Inconsistent(where + ": plan.tv " + Num(c.tv) + " is outside (0, 0.5]");
+    if (!(c.alpha_plan > 0 && c.alpha_plan < 1)) {
+      return Inconsistent(where + ": plan.alpha_per_test " + Num(c.alpha_plan) + " is outside (0, 1)");
+    }
+  }
+  for (const auto& check : CaseChecks()) {
+    json fields = json::object();
+    bool present = false;
+    for (const std::string& key : check->ReportKeys()) {
+      fields[key] = c.checks.contains(key) ? c.checks[key] : json(nullptr);
+      present = present || (c.checks.contains(key) && !c.checks[key].is_null());
+    }
+    if (!present) continue;
+    if (Status st = check->Recheck(fields, c); !st.ok()) return st.error().WithContext(where);
+  }
+  for (const CheckOutcome& o : c.outcomes) {
+    if (o.kind == CheckOutcome::Kind::kPValue && !Probability(o.p_value)) {
+      return Inconsistent(where + ": " + o.test + ": p-value " + Num(o.p_value) +
+                          " is not a probability in [0, 1] (NaN is never a pass)");
+    }
+  }
+  for (const char* field : {"p_value", "holm_adjusted_p"}) {
+    const double p = std::string(field) == "p_value" ? c.p_value : c.holm_adjusted_p;
+    if (!Probability(p)) return Inconsistent(where + ": " + field + " " + Num(p) + " is not a probability in [0, 1]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Alone, a case with no planned test (tv and alpha 0) is taken for a replay row; its report says whether it is one.
+Status CheckCaseConsistency(const CaseResult& c) { return CaseConsistency(c, c.tv == 0 && c.alpha_plan == 0); }
+
+Status CheckReportConsistency(const CampaignReport& r) {
+  const bool replay = IsReplayReport(r);
+  if (replay && (r.tv != 0 || r.power != 0)) {
+    return Inconsistent("a replay report's checks are exact: its tv " + Num(r.tv) + " and power " + Num(r.power) +
+                        " must be 0");
+  }
+  if (!replay && !(r.tv > 0 && r.tv <= 0.5)) {
+    return Inconsistent("the report's tv " + Num(r.tv) + " is outside (0, 0.5]");
+  }
+  if (!replay && !(r.power > 0 && r.power < 1)) {
+    return Inconsistent("the report's power " + Num(r.power) + " is outside (0, 1)");
+  }
+  if (r.evidence.min_judged_cases < 1 || r.evidence.min_draws < 1) {
+    return Inconsistent("evidence floors min_judged_cases = " + std::to_string(r.evidence.min_judged_cases) +
+                        ", min_draws = " + std::to_string(r.evidence.min_draws) +
+                        ": each must be at least 1 (a verdict on no evidence is no verdict)");
+  }
+  std::set<std::string> names;
+  for (const CaseResult& c : r.cases) {
+    if (!names.insert(c.name).second) return Inconsistent("case " + c.name + " appears twice");
+    if (Status st = CaseConsistency(c, replay); !st.ok()) return st;
+  }
+  if (r.cases.size() > r.planned_cases) {
+    return Inconsistent(std::to_string(r.cases.size()) + " cases, more than the " + std::to_string(r.planned_cases) +
+                        " planned");
+  }
+  if (!r.interrupted && !r.shard && r.cases.size() != r.planned_cases) {
+    return Inconsistent(std::to_string(r.cases.size()) + " cases of " + std::to_string(r.planned_cases) +
+                        " planned, and the run is not marked interrupted: cases are missing");
+  }
+  for (const PropertyOutcome& p : r.properties) {
+    const bool ok = p.status == "passed" || p.status == "skipped";
+    if (p.ok != ok) {
+      return Inconsistent("property " + p.name + ": status " + p.status + " with ok = " + (p.ok ? "true" : "false"));
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The cases of a sampler campaign's report (or a spec campaign's) against their suite's plan.
+Status CheckAgainstPlan(const CampaignReport& r, const std::string& suite_name);
+
+// A speculative-decoding report: every request's positions and length (residuals where the trials allowed them).
+Status CheckSpecPlan(const CampaignReport& r, const SpecSuite& suite) {
+  std::set<std::string> required, allowed;
+  for (const SpecCaseSpec& cs : suite.cases) {
+    for (size_t k = 0; k < cs.requests.size(); ++k) {
+      const std::string base = cs.requests.size() == 1 ? cs.name : cs.name + "/e" + std::to_string(k);
+      const int32_t g = cs.requests[k].g;
+      for (int32_t j = 1; j <= g + 1; ++j) required.insert(base + "/pos" + std::to_string(j));
+      required.insert(base + "/length");
+      for (int32_t j = 1; j <= g; ++j) allowed.insert(base + "/res" + std::to_string(j));
+    }
+  }
+  allowed.insert(required.begin(), required.end());
+  std::set<std::string> present;
+  for (const CaseResult& c : r.cases) {
+    if (!allowed.count(c.name)) {
+      return Inconsistent("case " + c.name + " is not a case spec suite " + suite.name + " plans");
+    }
+    present.insert(c.name);
+  }
+  if (!r.interrupted) {
+    for (const std::string& name : required) {
+      if (!present.count(name)) {
+        return Inconsistent("case " + name + " of spec suite " + suite.name + " is missing from the report");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// A replay report: its row cases are those the campaign plans under the report's seed, profile and rollout (the
+// "more-gen/<i>" cases of --generated counted from the report), in order, then the aggregate case.
+Status CheckReplayPlan(const CampaignReport& r, const ReplaySuite& suite) {
+  size_t more = 0;
+  uint64_t rollout = suite.rollout;
+  for (const CaseResult& c : r.cases) {
+    if (c.name != kReplayAggregateCase) rollout = c.planned_draws;
+    if (c.name.rfind("more-gen/", 0) != 0) continue;
+    const std::string index = c.name.substr(9, c.name.find('/', 9) - 9);
+    if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos) {
+      return Inconsistent("case " + c.name + " is not a case replay suite " + suite.name + " plans");
+    }
+    more = std::max(more, static_cast<size_t>(std::stoul(index)) + 1);
+  }
+  auto planned = PlanReplayRows(suite, r.profile, r.seed, more, rollout);
+  if (!planned.ok()) return planned.error().WithContext("replay suite " + suite.name);
+  const size_t stored_rows = r.cases.empty() || r.cases.back().name != kReplayAggregateCase ? r.cases.size()
+                                                                                              : r.cases.size() - 1;
+  if (r.cases.empty() || r.cases.back().name != kReplayAggregateCase) {
+    return Inconsistent("the replay report's last case is not its \"" + std::string(kReplayAggregateCase) + "\" case");
+  }
+  if (stored_rows > planned->size() || (!r.interrupted && stored_rows != planned->size())) {
+    return Inconsistent(std::to_string(stored_rows) + " row cases, replay suite " + suite.name + " plans " +
+                        std::to_string(planned->size()) + " under the report's seed and profile");
+  }
+  size_t next = 0;  // an interrupted run keeps the finished rows in plan order, some left out
+  for (size_t i = 0; i < stored_rows; ++i) {
+    const CaseResult& c = r.cases[i];
+    while (next < planned->size() && (*planned)[next].name != c.name) ++next;
+    if (next == planned->size()) {
+      return Inconsistent("case " + c.name + " is not a row replay suite " + suite.name +
+                          " plans in this place under the report's seed and profile");
+    }
+    const CaseResult& p = (*planned)[next++];
+    if (std::string d = CaseSpecDifference(c, p); !d.empty()) {
+      return Inconsistent("case " + c.name + " differs from the replay suite's plan in " + d);
+    }
+    if ((c.status == CaseStatus::kSkipped) != (p.status == CaseStatus::kSkipped)) {
+      return Inconsistent("case " + c.name + (p.status == CaseStatus::kSkipped ? " is judged, its plan skips it ("
+                                                                                  : " is skipped, its plan judges it (") +
+                          (p.reason.empty() ? "valid parameters" : p.reason) + ")");
+    }
+    if (c.planned_draws != p.planned_draws || c.draws > c.planned_draws) {
+      return Inconsistent("case " + c.name + ": " + std::to_string(c.draws) + " rollout tokens of " +
+                          std::to_string(c.planned_draws) + " planned; every row of the report plans " +
+                          std::to_string(p.planned_draws));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckReportAgainstPlan(const CampaignReport& r, const std::string& suite_name) {
+  if (r.shard) return Status::Ok();  // a shard's evidence: merge plans the shards again itself
+  const Status st = CheckAgainstPlan(r, suite_name);
+  // A report of another samplecheck revision may have been planned by another reference (an ambiguity model, a
+  // profile that changed since): say so beside what differs.
+  const std::optional<std::string> here = DetectGitRevision();
+  if (st.ok() || !r.git_revision || !here || *r.git_revision == *here) return st;
+  return Error{st.error().code, st.error().message + " (the report was written by samplecheck " +
+                                    r.git_revision->substr(0, 12) + ", this is " + here->substr(0, 12) +
+                                    ": gate it with the samplecheck that wrote it if its plan differs)"};
+}
+
+namespace {
+
+// The options that plan the report's suite as its run did: its seeds, profile, --max-draws, equivalence and
+// generated cases, and the plan it records (draw_plan: a time budget's plan depends on the throughput measured
+// then, so it is replayed, never made again; a merged report or one before the record is planned afresh).
+CampaignOptions ReplanOptions(const CampaignReport& r) {
+  CampaignOptions options = OptionsOfReport(r);
+  options.max_draws = r.max_draws_override;
+  for (const CaseResult& c : r.cases) options.generated += c.name.rfind("cli-gen/", 0) == 0 ? 1 : 0;
+  if (!r.draw_plan.empty()) {
+    options.plan_from = r.draw_plan;
+    options.plan_from_source = "the report's draw_plan";
+  }
+  return options;
+}
+
+// The binnings and the power at the stored draw count and TV: the stored expectations must be the reference's
+// cells, the achieved power what that many draws give.
+Status CheckCaseStatistics(const CaseResult& c, const PreparedCase& pc, CaseBudget budget) {
+  budget.min_draws = budget.max_draws = c.draws;
+  budget.tv = c.tv;
+  budget.alpha_per_test = c.alpha_plan;
+  PreparedCase again{pc.result, {}, pc.p0, {}, {}, false};
+  if (Status st = PlanCaseDraws(again, budget); !st.ok()) return st.error().WithContext("case " + c.name);
+  if (!SameStoredNumber(c.achieved_power, again.result.achieved_power)) {
+    return Inconsistent("case " + c.name + ": achieved_power " + Num(c.achieved_power) + " is not what " +
+                        std::to_string(c.draws) + " draws give at TV " + Num(c.tv) + " (" +
+                        Num(again.result.achieved_power) + ")");
+  }
+  const std::vector<StoredBinning> stored = StoredBinnings(c);
+  const std::vector<const stats::Binning*> usable = again.binning.UsableBinnings();
+  if (stored.size() != usable.size()) {
+    return Inconsistent("case " + c.name + ": " + std::to_string(stored.size()) + " binnings stored, the reference " +
+                        "at " + std::to_string(c.draws) + " draws has " + std::to_string(usable.size()));
+  }
+  for (size_t b = 0; b < usable.size(); ++b) {
+    const std::vector<double> expected = stats::CellProbabilities(*usable[b]);
+    bool same = stored[b].name == usable[b]->name && stored[b].expected.size() == expected.size();
+    for (size_t k = 0; same && k < expected.size(); ++k) same = SameStoredNumber(stored[b].expected[k], expected[k]);
+    if (!same) {
+      return Inconsistent("case " + c.name + ": binning " + stored[b].name + ": the expected cells are not the " +
+                          "reference's (" + usable[b]->name + ", " + std::to_string(expected.size()) + " cells)");
+    }
+  }
+  return Status::Ok();
+}
+
+// One stored case against its planned case `pc` (with the suite's `budget` under the report's --max-draws).
+Status CheckCaseAgainstPlan(const CampaignReport& r, const CaseResult& c, const PreparedCase& pc,
+                            const CaseBudget& budget, const std::string& suite_name) {
+  if (std::string diff = CaseSpecDifference(c, pc.result); !diff.empty()) {
+    return Inconsistent("case " + c.name + ": " + diff + " is not what suite " + suite_name + " plans");
+  }
+  if ((c.status == CaseStatus::kSkipped) != pc.skip) {
+    return Inconsistent("case " + c.name + ": stored as " + CaseStatusName(c.status) + ", but the plan " +
+                        (pc.skip ? "skips it (" + pc.result.reason + ")" : "judges it (a case is skipped only when "
+                                                                          "it is planned, never after its draws)"));
+  }
+  if (c.status == CaseStatus::kSkipped || c.draws == 0 || c.unsamplable) return Status::Ok();
+  // A case's cap is the suite's, lowered only by the --max-draws the report declares (a time budget only raises
+  // it): a cap below that says the run was cut without saying so.
+  if (c.max_draws < budget.max_draws) {
+    return Inconsistent("case " + c.name + ": plan.max_draws " + std::to_string(c.max_draws) + " is below its cap " +
+                        std::to_string(budget.max_draws) + " under the report's " +
+                        (r.max_draws_override ? "--max-draws " + std::to_string(*r.max_draws_override)
+                                              : std::string("suite caps (it declares no --max-draws)")));
+  }
+  // The recorded plan replayed: a finished case drew what it records.
+  if (!r.draw_plan.empty() && c.draws != pc.result.draws) {
+    return Inconsistent("case " + c.name + ": " + std::to_string(c.draws) + " draws, its report's draw_plan gives it " +
+                        std::to_string(pc.result.draws));
+  }
+  if (!SameStoredNumber(c.alpha_plan, pc.result.alpha_plan)) {
+    return Inconsistent("case " + c.name + ": plan.alpha_per_test " + Num(c.alpha_plan) + " is not the plan's " +
+                        Num(pc.result.alpha_plan));
+  }
+  return CheckCaseStatistics(c, pc, budget);
+}
+
+Status CheckAgainstSuite(const CampaignReport& r, const Suite& suite, const std::string& context) {
+  if (suite.name != r.suite) return InvalidArgument(context + " is named " + suite.name + ", the report ran " + r.suite);
+  if (!FindProfile(r.profile)) return Inconsistent("the report judges profile \"" + r.profile + "\", unknown here");
+  Result<CampaignWork> work = PrepareWork(suite, ReplanOptions(r), r.profile, r.sampler);
+  if (!work.ok()) return work.error().WithContext(context);
+  if (work->prepared.size() != r.planned_cases) {
+    return Inconsistent("the report says " + std::to_string(r.planned_cases) + " planned cases, suite " + suite.name +
+                        " plans " + std::to_string(work->prepared.size()) + " under its seed and profile");
+  }
+  std::map<std::string, size_t> planned;
+  for (size_t i = 0; i < work->prepared.size(); ++i) planned[work->prepared[i].result.name] = i;
+  std::set<std::string> present;
+  for (const CaseResult& c : r.cases) {
+    const auto at = planned.find(c.name);
+    if (at == planned.end()) {
+      return Inconsistent("case " + c.name + " is not a case suite " + suite.name + " plans (seed " +
+                          std::to_string(r.seed) + ")");
+    }
+    present.insert(c.name);
+    const size_t i = at->second;
+    if (Status st = CheckCaseAgainstPlan(r, c, work->prepared[i], work->budgets[i], suite.name); !st.ok()) return st;
+  }
+  if (!r.interrupted) {
+    for (const auto& [name, index] : planned) {
+      if (!present.count(name)) {
+        return Inconsistent("case " + name + " of suite " + suite.name + " is missing from the report");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckAgainstPlan(const CampaignReport& r, const std::string& suite_name) {
+  const std::string context = "the report's suite " + suite_name;
+  if (IsReplayReport(r)) {
+    Result<ReplaySuite> replay = LoadReplaySuite(suite_name);
+    if (!replay.ok()) return replay.error().WithContext(context);
+    return CheckReplayPlan(r, *replay);
+  }
+  if (IsBuiltinSpecSuite(suite_name)) {
+    Result<SpecSuite> spec = LoadSpecSuite(suite_name);
+    if (!spec.ok()) return spec.error().WithContext(context);
+    return CheckSpecPlan(r, *spec);
+  }
+  Result<Suite> suite = LoadSuite(suite_name);
+  if (!suite.ok()) {
+    Result<SpecSuite> spec = LoadSpecSuite(suite_name);  // a spec suite file
+    if (spec.ok()) return CheckSpecPlan(r, *spec);
+    return suite.error().WithContext(context);
+  }
+  return CheckAgainstSuite(r, *suite, context);
+}
+
+}  // namespace
+}  // namespace samplecheck::harness

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `samplecheck replay` end to end (docs/replay.md): replay-smoke passes with the exact sides (exit 0, a report the
+# gate re-judges, an HTML report, the aggregate's line); every planted replay fault fails it (exit 1); bad sources
+# and a missing suite are usage errors (exit 2) naming the value; on a GPU our kernel passes it as engine and trainer.
+# Usage: replay_cli_test.sh <samplecheck> <scenario> <scratch dir>
+set -uo pipefail
+bin=$1 scenario=$2 dir=$3
+rm -rf "$dir"; mkdir -p "$dir"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect.sh"
+
+case "$scenario" in
+  exact_passes)
+    expect_rc 0 "$bin" replay --suite replay-smoke --engine exact --trainer exact --quiet --report "$dir/r.json" \
+      --html "$dir/r.html"
+    grep -q '^replay: .*label guard events [1-9]' "$dir/out.txt" || fail "no aggregate line with guard events"
+    expect_rc 0 "$bin" gate "$dir/r.json"
+    grep -q 'replay-agreement' "$dir/r.html" || fail "the HTML report shows no replay check"
+    # The gate checks a replay report against its suite's plan and its own consistency (issue 33 on replay
+    # reports): each edit below is refused (exit 2) with the inconsistency named.
+    for edit in tv drop rename params seed; do
+      python3 - "$dir/r.json" "$dir/t-$edit.json" "$edit" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+edit = sys.argv[3]
+if edit == "tv": r["tv"] = 0.05
+if edit == "drop": del r["cases"][3]
+if edit == "rename": r["cases"][2]["name"] = "made-up"
+if edit == "params": r["cases"][1]["params"]["top_k"] = 7
+if edit == "seed": r["cases"][1]["row_seed"] += 1
+json.dump(r, open(sys.argv[2], "w"))
+PY
+      expect_rc 2 "$bin" gate "$dir/t-$edit.json"
+      grep -q 'inconsistent report\|plan' "$dir/err.txt" || fail "edit $edit: the refusal names no inconsistency"
+    done
+    ;;
+  faults_fail)
+    for fault in $("$bin" replay --list | sed -n '/^planted replay faults/,/^built-in/p' | grep -E '^  [a-z]' | tr -d ' '); do
+      expect_rc 1 "$bin" replay --suite replay-smoke --trainer "fault:$fault" --quiet
+      grep -q 'VERDICT: FAIL' "$dir/out.txt" || fail "fault $fault: no failing verdict"
+    done
+    [ -n "${fault:-}" ] || fail "replay --list names no fault"
+    ;;
+  usage_errors)
+    expect_rc 2 "$bin" replay --suite replay-smoke --trainer bogus --quiet
+    grep -q "unknown replay source 'bogus'" "$dir/err.txt" || fail "the error does not name the source"
+    expect_rc 2 "$bin" replay --suite replay-smoke --engine fault:nope --quiet
+    grep -q "unknown fault 'nope'" "$dir/err.txt" || fail "the error does not name the fault"
+    expect_rc 2 "$bin" replay --quiet
+    expect_rc 2 "$bin" replay --suite no-such-suite --quiet
+    ;;
+  cuda_passes)
+    nvidia-smi -L >/dev/null 2>&1 || exit 77
+    expect_rc 0 "$bin" replay --suite replay-smoke --engine cuda --trainer cuda --quiet --report "$dir/cuda.json"
+    expect_rc 0 "$bin" gate "$dir/cuda.json"
+    ;;
+  *) fail "unknown scenario" ;;
+esac

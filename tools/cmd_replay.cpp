@@ -1,0 +1,172 @@
+// `samplecheck replay`: the replay campaign of processed logprobs (docs/replay.md). An engine's processed logprobs
+// and a trainer's replay of them, each against the profile's exact processed distribution and against each other,
+// with the importance-ratio bias of a synthetic rollout. The report is a campaign report (JSON, HTML, summary).
+//
+//   samplecheck replay --suite replay-smoke                                   # both sides the reference
+//   samplecheck replay --suite replay-smoke --trainer fault:no-label-guard    # a planted fault: exit 1
+//   samplecheck replay --suite replay-standard --engine cuda --report r.json  # our kernel (GPU)
+//   samplecheck replay --suite replay-standard --engine "process:python3 adapters/prime_rl/replay_client.py vllm"
+//       --trainer "process:python3 adapters/prime_rl/replay_client.py prime-rl"
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "command_registry.h"
+#include "options.h"
+#include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/core/files.h"
+#include "samplecheck/report/html_report.h"
+#include "samplecheck/report/report.h"
+#include "samplecheck/samplers/replay_source.h"
+#include "samplecheck/samplers/sampler_children.h"
+
+namespace samplecheck::tools {
+namespace {
+
+struct ReplayOptions {
+  std::string suite;
+  std::string engine;
+  std::string trainer;
+  std::string profile;
+  std::optional<uint64_t> seed;
+  std::optional<uint64_t> rollout;
+  std::optional<double> max_ratio_bias;
+  uint64_t generated = 0;
+  unsigned jobs = 0;
+  std::string report;
+  std::string html;
+  bool quiet = false;
+  bool follow_symlinks = false;
+  bool list = false;
+  harness::EvidencePolicy evidence;
+};
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnReplayStop(int signal) {
+  g_stop.store(true);
+  harness::KillSamplerChildren();
+  std::signal(signal, SIG_DFL);
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "samplecheck replay: " << message << "\n";
+  return kExitUsage;
+}
+
+int List() {
+  std::cout << "replay sources (--engine, --trainer):\n";
+  for (const harness::ReplaySourceKind& k : harness::ReplaySourceKinds()) {
+    std::cout << "  " << k.usage << "\n      " << k.summary << "\n";
+  }
+  std::cout << "planted replay faults (fault:<name>):\n";
+  for (const harness::ReplayFault& f : harness::ReplayFaults()) {
+    std::cout << "  " << f.name << "\n      " << f.fault << " (" << f.source << ")\n";
+  }
+  std::cout << "built-in replay suites (--suite):\n";
+  for (const harness::BuiltinSuiteInfo& s : harness::BuiltinReplaySuites()) {
+    std::cout << "  " << s.name << " (" << s.cases << " cases): " << s.description << "\n";
+  }
+  return kExitOk;
+}
+
+// The aggregate case's figures under the summary: what a trainer's run would see.
+void PrintReplaySummary(const harness::CampaignReport& report) {
+  for (const harness::CaseResult& c : report.cases) {
+    if (c.name != harness::kReplayAggregateCase) continue;
+    for (const harness::CheckOutcome& o : c.outcomes) {
+      if (o.check == "replay-ratio-bias") std::cout << "replay: " << o.finding << "\n";
+    }
+  }
+}
+
+int Run(const ReplayOptions& o, const std::string& command_line) {
+  if (o.list) return List();
+  if (o.suite.empty()) return Fail("--suite is required (replay-smoke, replay-standard, or a replay suite file)");
+  const WriteOptions write{o.follow_symlinks};
+  for (const std::string& path : {o.report, o.html}) {
+    if (path.empty()) continue;
+    if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
+  }
+  auto suite = harness::LoadReplaySuite(o.suite);
+  if (!suite.ok()) return Fail(suite.error().message);
+  harness::ReplayCampaignOptions options;
+  options.engine = o.engine;
+  options.trainer = o.trainer;
+  options.profile = o.profile;
+  options.seed = o.seed;
+  options.rollout = o.rollout;
+  options.max_ratio_bias = o.max_ratio_bias;
+  options.generated = static_cast<size_t>(o.generated);
+  options.jobs = o.jobs;
+  options.quiet = o.quiet;
+  options.command_line = command_line;
+  options.version = SAMPLECHECK_VERSION;
+  options.evidence = o.evidence;
+  options.stop = &g_stop;
+  std::signal(SIGINT, OnReplayStop);
+  std::signal(SIGTERM, OnReplayStop);
+  auto report = harness::RunReplayCampaign(*suite, options);
+  if (!report.ok()) return Fail(report.error().message);
+  if (!o.report.empty()) {
+    if (Status st = harness::SaveReport(*report, o.report, write); !st.ok()) return Fail(st.error().message);
+  }
+  if (!o.html.empty()) {
+    if (Status st = harness::SaveHtmlReport(*report, o.html, write); !st.ok()) return Fail(st.error().message);
+  }
+  std::cout << harness::FormatSummary(*report);
+  PrintReplaySummary(*report);
+  if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
+  if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
+  return report->Passed() ? kExitOk : kExitCheckFailed;
+}
+
+const bool registered = RegisterCommand(
+    {"replay", "judge processed logprobs of an engine and a trainer's replay of them (docs/replay.md)",
+     [](CLI::App& cmd) {
+       auto o = std::make_shared<ReplayOptions>();
+       cmd.add_option("--suite", o->suite, "built-in replay suite (replay-smoke, replay-standard) or a suite file");
+       cmd.add_option("--engine", o->engine,
+                      "the engine side (default: the reference); " + harness::ReplaySourceSpecHelp());
+       cmd.add_option("--trainer", o->trainer,
+                      "the trainer side, sent the rows' labels when it takes them (default: the reference with the "
+                      "label guard); same specs as --engine");
+       cmd.add_option("--profile", o->profile,
+                      "semantics profile both sides are judged against (default: the suite's, else a source's, "
+                      "else vllm)");
+       AddUnsigned(cmd, "--seed", o->seed, "campaign seed (default: the suite's)");
+       AddUnsigned(cmd, "--rollout", o->rollout, "synthetic rollout tokens per row (default: the suite's)", 1,
+                   uint64_t{1} << 20);
+       AddReal(cmd, "--max-ratio-bias", o->max_ratio_bias,
+               "bound on |mean importance ratio - 1| over the whole rollout (default: the suite's)", 0.0, 0.999);
+       AddUnsigned(cmd, "--generated", o->generated, "add this many generated cases (seeded by the campaign seed)", 0,
+                   10000);
+       AddCount(cmd, "--jobs,-j", o->jobs, "cases run in parallel (default: one per core for CPU sources, else 1)",
+                0u, 4096u);
+       cmd.add_option("--report", o->report, "write the JSON report here");
+       cmd.add_option("--html", o->html, "write the self-contained HTML report here");
+       cmd.add_flag("--quiet,-q", o->quiet, "no progress lines");
+       cmd.add_flag("--follow-symlinks", o->follow_symlinks,
+                    "write reports through a symbolic link at their path (refused otherwise)");
+       cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
+                    "a skipped row (parameters a side cannot replay, e.g. min-p for prime-rl) does not fail the "
+                    "verdict (it is still reported)");
+       cmd.add_flag("--list", o->list, "list the replay sources, the planted faults and the built-in replay suites");
+       return [o]() {
+         std::string command_line = "samplecheck replay --suite " + o->suite;
+         if (!o->engine.empty()) command_line += " --engine '" + o->engine + "'";
+         if (!o->trainer.empty()) command_line += " --trainer '" + o->trainer + "'";
+         if (!o->profile.empty()) command_line += " --profile " + o->profile;
+         if (o->seed) command_line += " --seed " + std::to_string(*o->seed);
+         if (o->rollout) command_line += " --rollout " + std::to_string(*o->rollout);
+         if (o->max_ratio_bias) command_line += " --max-ratio-bias " + FormatValue(*o->max_ratio_bias);
+         if (o->generated) command_line += " --generated " + std::to_string(o->generated);
+         return Run(*o, command_line);
+       };
+     }});
+
+}  // namespace
+}  // namespace samplecheck::tools
