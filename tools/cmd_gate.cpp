@@ -27,6 +27,7 @@ struct GateOptions {
   bool allow_underpowered = false;
   std::optional<uint64_t> min_judged_cases;
   std::optional<uint64_t> min_draws;
+  std::optional<double> max_tv;
 };
 
 int Gate(const GateOptions& o) {
@@ -56,6 +57,12 @@ int Gate(const GateOptions& o) {
   size_t changed = 0;
   for (size_t i = 0; i < recomputed.cases.size(); ++i) {
     if (recomputed.cases[i].status != report->cases[i].status) ++changed;
+  }
+  if (o.max_tv) {  // a distance verdict: every row case's stored TV bound below it (lossy samplers, docs/campaigns.md)
+    if (Status st = harness::ApplyMaxTv(recomputed, *o.max_tv); !st.ok()) {
+      std::cerr << "samplecheck gate: " << st.error().message << "\n";
+      return kExitUsage;
+    }
   }
   std::cout << "samplecheck gate " << o.report << "\n" << harness::FormatSummary(recomputed);
   if (changed > 0) {
@@ -93,6 +100,8 @@ const bool registered = RegisterCommand(
                     "row cases below the target power at their TV do not fail the verdict");
        AddUnsigned(cmd, "--min-judged-cases", o->min_judged_cases,
                    "judged cases the verdict needs (default: the report's run's, 1)", 1);
+       cmd.add_option("--max-tv", o->max_tv, "pass only if every row case's TV upper bound is below this distance (the "
+                      "verdict of a lossy sampler; any report)");
        AddUnsigned(cmd, "--min-draws", o->min_draws, "draws over the judged cases the verdict needs (default: the "
                    "report's run's, 1)", 1);
        return [o]() { return Gate(*o); };

@@ -310,9 +310,10 @@ int Run(const RunOptions& o, const std::string& command_line) {
   }
   std::cout << harness::FormatSummary(*report);
   if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
-  // A failing generated case becomes a one-case suite beside the report, which replays it.
+  // A failing generated (or corner) case becomes a one-case suite beside the report, which replays it.
   for (const harness::CaseResult& c : report->cases) {
-    const bool generated = c.name.rfind("gen/", 0) == 0 || c.name.rfind("cli-gen/", 0) == 0;
+    const bool generated = c.name.rfind("gen/", 0) == 0 || c.name.rfind("cli-gen/", 0) == 0 ||
+                           c.name.rfind("corner/", 0) == 0;
     if (!generated || c.status != harness::CaseStatus::kFail || c.batch.size != 0 || o.report.empty()) continue;
     std::string file = c.name;
     std::replace(file.begin(), file.end(), '/', '-');

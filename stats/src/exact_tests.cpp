@@ -246,4 +246,22 @@ Result<Interval> ClopperPearsonInterval(std::uint64_t k, std::uint64_t n, double
   return iv;
 }
 
+Result<double> ExactTwoCellFitLowerTail(std::uint64_t k, std::uint64_t n, double p) {
+  if (n == 0 || k > n || !(p > 0.0 && p < 1.0)) {
+    return InvalidArgument("ExactTwoCellFitLowerTail: k = " + std::to_string(k) + ", n = " + std::to_string(n) +
+                           ", p = " + std::to_string(p) + " (needs n >= 1, k <= n, p in (0, 1))");
+  }
+  try {
+    const double mean = static_cast<double>(n) * p;
+    const double d = std::fabs(static_cast<double>(k) - mean) * (1 + 1e-12) + 1e-9;
+    const double hi = std::min(static_cast<double>(n), std::floor(mean + d));
+    const double lo = std::max(0.0, std::ceil(mean - d));
+    const boost::math::binomial_distribution<double> bin(static_cast<double>(n), p);
+    const double below = lo >= 1 ? boost::math::cdf(bin, lo - 1) : 0.0;
+    return std::clamp(boost::math::cdf(bin, hi) - below, 0.0, 1.0);
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string("ExactTwoCellFitLowerTail: ") + e.what());
+  }
+}
+
 }  // namespace samplecheck::stats

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ inline std::vector<uint64_t> ExactHistogram(const PreparedCase& pc) {
                               histogram)
                   .ok());
   return histogram;
+}
+
+// `n` tokens drawn from p0 (std::mt19937_64 of `seed`): a correct sampler's stream, independent of any other seed's.
+inline std::vector<int32_t> Stream(const std::vector<double>& p0, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::discrete_distribution<int32_t> d(p0.begin(), p0.end());
+  std::vector<int32_t> out(n);
+  for (int32_t& t : out) t = d(rng);
+  return out;
 }
 
 // A top-k case (k = 50 of V = 1000) drawn `draws` times by the exact sampler (fixed seeds).

@@ -13,14 +13,7 @@
 namespace samplecheck::harness {
 namespace {
 
-// `n` tokens drawn from p0 by inverse CDF (std::mt19937_64 of `seed`).
-std::vector<int32_t> Stream(const std::vector<double>& p0, size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::discrete_distribution<int32_t> d(p0.begin(), p0.end());
-  std::vector<int32_t> out(n);
-  for (int32_t& t : out) t = d(rng);
-  return out;
-}
+using testing::Stream;
 
 std::vector<uint64_t> Counts(const std::vector<int32_t>& tokens, size_t vocab) {
   std::vector<uint64_t> h(vocab, 0);

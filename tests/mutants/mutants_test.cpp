@@ -3,6 +3,7 @@
 // the check meant for them. The full table (every mutant, the whole gate) is the slow ctest mutants_table.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "samplecheck/campaign/suite.h"
 #include "samplecheck/mutants/mutation_score.h"
 #include "samplecheck/properties/suite.h"
+#include "samplecheck/report/report.h"
 #include "samplecheck/samplers/mutants.h"
 #include "samplecheck/samplers/sampler_registry.h"
 
@@ -48,7 +50,7 @@ TEST(MutantZoo, ModelsEveryBugClassOfSemantics) {
                                "tie resolution by value", "rejection fallback to argmax",
                                "disabled values that are not no-ops", "RNG stream errors",
                                "per-row parameters from the wrong row", "numerical floors", "bad rows",
-                               "generic planted faults"}) {
+                               "generic planted faults", "parameter corners"}) {
     EXPECT_TRUE(classes.count(required)) << "no mutant models the class '" << required << "'";
   }
 }
@@ -163,7 +165,19 @@ INSTANTIATE_TEST_SUITE_P(
         QuickCatch{"topp-truncated-cdf", R"({"name": "V3", "row": {"kind": "dyadic", "vector": "V3"},
                                             "params": {"top_p": 0.75}})", false},
         QuickCatch{"argmax-fallback-4-retries", R"({"name": "topp", "row": {"kind": "zipf", "vocab": 2000},
-                                                   "params": {"top_p": 0.5}})", false}),
+                                                   "params": {"top_p": 0.5}})", false},
+        // issue 31: the seed (its own check, seed-dependence) and the parameter corners (support)
+        QuickCatch{"seed-ignored", R"({"name": "topk", "row": {"kind": "gaussian", "vocab": 1000, "sigma": 2.0},
+                                      "params": {"top_k": 50}})", false},
+        QuickCatch{"topp-tiny-masks-all", R"({"name": "tiny", "row": {"kind": "gaussian", "vocab": 1001},
+                                             "params": {"top_p": 1e-7}})", true},
+        QuickCatch{"topk-over-finite-leak", R"({"name": "masked", "row": {"kind": "gaussian", "vocab": 1001,
+                                               "mask_fraction": 0.5}, "params": {"top_k": 1001, "top_p": 0.9}})",
+                   true},
+        QuickCatch{"topk-at-vocab-skips-topp", R"({"name": "kv", "row": {"kind": "gaussian", "vocab": 1001},
+                                                  "params": {"top_k": 1004, "top_p": 0.5}})", true},
+        QuickCatch{"minp-first-32k-only", R"({"name": "big", "row": {"kind": "gaussian", "vocab": 65537},
+                                             "params": {"min_p": 0.5}})", true}),
     [](const ::testing::TestParamInfo<QuickCatch>& param_info) {
       std::string name = param_info.param.mutant;
       for (char& c : name) {
@@ -171,6 +185,22 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// A lossy sampler's report keeps its declaration through the report file, so `gate --max-tv` can judge it there.
+TEST(MutantZoo, ALossyReportRoundTripsAndIsJudgedByADistance) {
+  const CampaignReport r = RunCase("lossy:mutant:topp-truncated-cdf",
+                                   R"({"name": "V3", "row": {"kind": "dyadic", "vector": "V3"}, "params": {"top_p": 0.75}})");
+  ASSERT_TRUE(r.lossy);
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "samplecheck-lossy-roundtrip.json";
+  ASSERT_TRUE(SaveReport(r, path).ok());
+  auto back = LoadReport(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_TRUE(back->lossy);
+  EXPECT_FALSE(back->Passed());
+  ASSERT_TRUE(ApplyMaxTv(*back, 0.2).ok());
+  EXPECT_TRUE(back->Passed()) << back->VerdictProblems().front();
+}
 
 // Faults invisible to one-row campaigns, each caught by the property meant for it.
 TEST(MutantZoo, PropertyOnlyFaultsAreCaughtByTheirProperty) {

@@ -76,7 +76,7 @@ TEST(SamplerRegistry, CudaIsAvailableExactlyWhenBuilt) {
 
 TEST(SamplerRegistry, ListsEveryKindWithASummaryAndTheHelpNamesEveryUsage) {
   const auto& kinds = SamplerKinds();
-  ASSERT_EQ(kinds.size(), 6u);
+  ASSERT_EQ(kinds.size(), 7u);
   const std::string help = SamplerSpecHelp();
   for (const SamplerKind& kind : kinds) {
     EXPECT_FALSE(kind.summary.empty()) << kind.name;

@@ -269,7 +269,7 @@ EOF
     cp "$dir/out.txt" "$dir/all.txt"
     for s in smoke standard nightly spec-smoke spec-standard; do grep -qw -- "$s" "$dir/all.txt" || fail "suite $s"; done
     expect_rc 0 "$bin" list --verifiers --names
-    [ "$(tr '\n' ' ' < "$dir/out.txt")" = "exact cuda mutant plugin plugin-inproc process " ] || fail "verifier kinds"
+    [ "$(tr '\n' ' ' < "$dir/out.txt")" = "exact cuda mutant plugin plugin-inproc process lossy " ] || fail "verifier kinds"
     expect_rc 0 "$bin" list --verifier-mutants --names
     cp "$dir/out.txt" "$dir/vm.txt"
     [ -s "$dir/vm.txt" ] || fail "no verifier mutants"

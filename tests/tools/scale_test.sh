@@ -22,7 +22,7 @@ std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --allow-underp
 case "$scenario" in
   shard_merge_standard)
     # standard on exact as 1 shard and as 4 shards (run side by side), each merged: every case's counts, binnings,
-    # statistics, p-values (Holm over all 375 cases) and verdict are identical, because a case's draws come from
+    # statistics, p-values (Holm over all 460 cases) and verdict are identical, because a case's draws come from
     # its seed at fixed offsets whichever shard makes them. The verdict is a pass: exact judged by its own profile,
     # campaign false-alarm rate <= alpha = 1e-4 (Holm), fixed seed 11.
     expect_rc 0 "$bin" run "${std[@]}" --shard 0/1 --report "$dir/one.json"
@@ -35,9 +35,9 @@ case "$scenario" in
     grep -q "not a verdict: samplecheck merge judges" "$dir/out.txt" || fail "gate passes a lone shard"
     expect_rc 0 "$bin" merge "$dir/one.json" --report "$dir/m1.json"
     expect_rc 0 "$bin" merge "$dir/s3.json" "$dir/s1.json" "$dir/s0.json" "$dir/s2.json" --report "$dir/m4.json" --html "$dir/m4.html"
-    grep -q "merged 4 shards" "$dir/out.txt" && grep -q "375 cases: 375 pass" "$dir/out.txt" || fail "merged summary"
+    grep -q "merged 4 shards" "$dir/out.txt" && grep -q "460 cases: 460 pass" "$dir/out.txt" || fail "merged summary"
     grep -q '<svg' "$dir/m4.html" || fail "no chart in the merged HTML"
-    jq -e '.merged_shards == 4 and .shard == null and (.cases | length) == 375' "$dir/m4.json" >/dev/null || fail "merged report"
+    jq -e '.merged_shards == 4 and .shard == null and (.cases | length) == 460' "$dir/m4.json" >/dev/null || fail "merged report"
     same_judgement "$dir/m1.json" "$dir/m4.json"
     expect_rc 0 "$bin" gate "$dir/m4.json"
     # The unsharded run of a suite without a time budget plans the same draws: the same report again.

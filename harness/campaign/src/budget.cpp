@@ -31,7 +31,7 @@ const PreparedCase* ProbeCase(const CampaignWork& work) {
   for (const std::vector<size_t>& unit : work.units) {
     const size_t i = unit.front();
     const PreparedCase& pc = work.prepared[i];
-    if (unit.size() != 1 || pc.skip || work.resumed[i] || pc.result.unsamplable) continue;
+    if (unit.size() != 1 || pc.skip || work.resumed[i] || pc.result.unsamplable || pc.refusal) continue;
     if (probe == nullptr || pc.row.size() > probe->row.size()) probe = &pc;
   }
   return probe;
@@ -72,7 +72,7 @@ bool MeasureCounting(const std::vector<std::unique_ptr<Sampler>>& samplers, cons
 void MeasureBatch(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work, CostModel& cost) {
   for (const std::vector<size_t>& unit : work.units) {
     const PreparedCase& first = work.prepared[unit.front()];
-    if (first.result.batch.size == 0 || work.resumed[unit.front()]) continue;
+    if (first.result.batch.size == 0 || first.decode || work.resumed[unit.front()]) continue;
     const size_t b = unit.size(), vocab = first.row.size();
     const uint64_t by_memory = std::max<uint64_t>(1, (uint64_t{64} << 20) / (sizeof(float) * b * std::max<size_t>(vocab, 1)));
     const uint64_t replicas = std::max<uint64_t>(1, std::min({4096 / b, by_memory, first.result.draws}));

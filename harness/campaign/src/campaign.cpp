@@ -234,6 +234,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   auto prepared = PrepareWork(suite, options, samplers->judged, samplers->all.front()->Name());
   if (!prepared.ok()) return prepared.error();
   CampaignWork& work = *prepared;
+  work.report.lossy = samplers->caps.lossy;
   work.plan.identity = &work.report;
   work.plan.draw_plan = &work.report.draw_plan;
   const unsigned jobs =
@@ -257,6 +258,7 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   run.count_draws = samplers->caps.count_draws;
   run.gpu = samplers->caps.gpu;
   run.sharded = options.shard.has_value();
+  run.make_fresh = [&]() { return MakeSampler(options.sampler_spec, samplers->options); };
   run.Start(*items);
   const auto drawing = Clock::now();
   if (work.report.draw_plan.basis == "budget: full power") WatchBudget(run, *items, options, drawing);

@@ -25,6 +25,9 @@ CheckList TokenChecks();        // checks_token.cpp: max-abs-z
 CheckList BatchChecks();        // checks_batch.cpp: batch-invariance, independence, serial, alone-vs-batch
 CheckList AgreementChecks();    // checks_agreement.cpp: agreement
 CheckList EquivalenceChecks();  // checks_equivalence.cpp: equivalence
+// The stream checks' fields of a row case judged alone (a shard's, for merge: ShardRowEvidence::stream).
+nlohmann::json JudgeStreamFields(const CaseResult& planned, const struct StreamEvidence& stream);
+CheckList StreamChecks();       // checks_stream.cpp: seed-dependence, fresh-handle, step-repeats, refusal
 CheckList ReplayChecks();       // checks_replay.cpp: replay-engine, -trainer, -label, -agreement, -ratio-bias
 // The speculative family is SpecCaseChecks() (checks.h; checks_spec.cpp).
 

@@ -70,8 +70,7 @@ const std::vector<std::unique_ptr<const CaseCheck>>& CaseChecks() {
     std::vector<std::unique_ptr<const CaseCheck>> v;
     // The families in evaluation order (check_family.h); a report's case object holds their keys in this order.
     for (CheckList (*family)() : {SupportChecks, FitChecks, TokenChecks, BatchChecks, AgreementChecks,
-                                  EquivalenceChecks, SpecCaseChecks,
-                                  ReplayChecks}) {
+                                  EquivalenceChecks, SpecCaseChecks, StreamChecks, ReplayChecks}) {
       for (auto& check : family()) v.push_back(std::move(check));
     }
     return v;

@@ -7,6 +7,7 @@
 #include "check_family.h"
 #include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/chi_square.h"
+#include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 #include "samplecheck/stats/power.h"
 
@@ -43,9 +44,12 @@ class PearsonCheck final : public CaseCheck {
                             std::span<const double> expected) {
     const Result<stats::GoodnessOfFit> pearson = stats::PearsonChiSquareTest(observed, expected);
     const Result<stats::GoodnessOfFit> g = stats::GTest(observed, expected);
-    const Result<double> lower = pearson.ok() && pearson->dof > 0
-                                     ? stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof)
-                                     : Result<double>(InvalidArgument("no test"));
+    // Two cells: the exact lower tail (the chi-square one misses the lattice's atom at a perfect fit).
+    const uint64_t n = observed.size() == 2 ? observed[0] + observed[1] : 0;
+    const Result<double> lower =
+        !pearson.ok() || pearson->dof == 0 ? Result<double>(InvalidArgument("no test"))
+        : n > 0 ? stats::ExactTwoCellFitLowerTail(observed[0], n, expected[0])
+                : stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof);
     json j{{"name", name},
            {"cells", expected.size()},
            {"dof", pearson.ok() ? pearson->dof : 0},

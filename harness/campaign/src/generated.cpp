@@ -4,26 +4,12 @@
 #include <cmath>
 
 #include "samplecheck/campaign/row_source.h"
+#include "splitmix_stream.h"
 
 namespace samplecheck::harness {
 namespace {
 
-// The harness's splitmix stream: the same cases on every platform (no std:: distributions).
-class Stream {
- public:
-  explicit Stream(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    state_ += 0x9E3779B97F4A7C15ULL;
-    return SplitMix64(state_);
-  }
-  double Uniform() { return (static_cast<double>(Next() >> 11) + 0.5) * 0x1.0p-53; }
-  double Between(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
-  bool Chance(double p) { return Uniform() < p; }
-  uint64_t Below(uint64_t n) { return n == 0 ? 0 : Next() % n; }
-
- private:
-  uint64_t state_;
-};
+using Stream = SplitMixStream;  // the same on every platform
 
 RowSpec GenerateRow(Stream& s) {
   RowSpec row;
@@ -115,6 +101,8 @@ nlohmann::json ReplaySuiteJson(const CampaignReport& report, const CaseResult& c
       {"min_draws", c.draws},
       {"profile", c.profile},
       {"cases", nlohmann::json::array({{{"name", c.name}, {"row", RowSpecToJson(c.row)}, {"params", params}}})}};
+  // A refusal case (a corner case with parameters the profile refuses) replays as one.
+  if (c.checks.contains("refusal") && !c.checks["refusal"].is_null()) out["cases"][0]["refuse"] = true;
   return out;
 }
 

@@ -19,7 +19,8 @@ void JudgeNothing(CaseResult& result) {
 }
 
 void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint64_t invalid_draws,
-                  const std::string& sampler_error, const BatchEvidence* batch, const AgreementEvidence* agreement) {
+                  const std::string& sampler_error, const BatchEvidence* batch, const AgreementEvidence* agreement,
+                  const StreamEvidence* stream) {
   CaseResult& r = pc.result;
   std::vector<uint64_t> histogram = all_draws;
   r.ambiguous_draws = 0;
@@ -31,10 +32,18 @@ void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint
     }
     histogram[static_cast<size_t>(t)] = 0;
   }
-  JudgeEvidence(CaseEvidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch, agreement}, r);
+  if (pc.refusal) {  // nothing drawn: the refusal call is the evidence
+    const stats::BinningPlan none;
+    JudgeEvidence(CaseEvidence{r, {}, none, {}, 0, sampler_error, nullptr, nullptr, nullptr, stream}, r);
+    return;
+  }
+  JudgeEvidence(CaseEvidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch, agreement, nullptr,
+                             stream},
+                r);
 }
 
-void JudgeBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& draws, bool deterministic) {
+void JudgeBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& draws, bool deterministic,
+                const std::vector<const StreamEvidence*>& streams) {
   for (size_t r = 0; r < rows.size(); ++r) {
     PreparedCase& pc = *rows[r];
     std::vector<uint64_t> histogram(pc.row.size(), 0);
@@ -59,7 +68,9 @@ void JudgeBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& draws,
     }
     if (r < draws.alone.size()) evidence.alone = draws.alone[r];
     if (r < draws.alone_histogram.size()) evidence.alone_histogram = draws.alone_histogram[r];
-    EvaluateCase(pc, histogram, invalid, draws.sampler_error, draws.sampler_error.empty() ? &evidence : nullptr);
+    const bool drawn = draws.sampler_error.empty();
+    EvaluateCase(pc, histogram, invalid, draws.sampler_error, drawn ? &evidence : nullptr, nullptr,
+                 drawn && r < streams.size() ? streams[r] : nullptr);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/stream.h"
 
 namespace samplecheck::harness {
 
@@ -26,7 +27,9 @@ struct BatchDraws {
   std::vector<std::vector<uint64_t>> alone_histogram;  // otherwise: as many draws alone at other offsets
   std::string sampler_error;
 };
-// Judges every row of a drawn batch with the batch's evidence (its partner's draws, its draws alone).
-void JudgeBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& draws, bool deterministic);
+// Judges every row of a drawn batch with the batch's evidence (its partner's draws, its draws alone) and, when
+// given, each row's stream evidence (streams[r]: its steps; a decode case's fresh replay).
+void JudgeBatch(const std::vector<PreparedCase*>& rows, const BatchDraws& draws, bool deterministic,
+                const std::vector<const StreamEvidence*>& streams = {});
 
 }  // namespace samplecheck::harness

@@ -6,6 +6,7 @@
 #include "campaign_work.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/shard.h"
+#include "samplecheck/campaign/stream.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -250,6 +251,8 @@ struct RowCounts {
   std::vector<std::pair<uint64_t, uint64_t>> pieces;
   AgreementEvidence agreement;
   bool has_agreement = false;
+  nlohmann::json stream;  // the stream checks' fields, from the shard that held the first draws
+  int stream_shards = 0;  // shards that judged them (one when the pieces tile)
 };
 
 // `from` added to `to`: every token in the vocabulary, no count past 2^64 - 1. `where` names the shard and case.
@@ -273,6 +276,10 @@ Status AddEvidence(const ShardRowEvidence& e, RowCounts& rc, const std::string& 
   rc.invalid += e.invalid_draws;
   if (rc.sampler_error.empty()) rc.sampler_error = e.sampler_error;
   rc.pieces.insert(rc.pieces.end(), e.pieces.begin(), e.pieces.end());
+  if (!e.stream.is_null()) {
+    rc.stream = e.stream;
+    ++rc.stream_shards;
+  }
   if (!e.has_agreement) return Status::Ok();
   if (rc.has_agreement) return InvalidArgument("case " + e.name + ": two shards hold its first draws");
   rc.has_agreement = true;
@@ -323,9 +330,16 @@ Status MergeRowCase(PreparedCase& pc, const std::vector<CampaignReport>& shards,
     }
   }
   if (Status st = CheckPiecesTile(std::move(rc.pieces), pc.result.draws, name); !st.ok()) return st;
+  if (rc.stream_shards > 1) {
+    return InvalidArgument("case " + name + ": " + std::to_string(rc.stream_shards) +
+                           " shards judged its stream checks (only the one holding its first draws does)");
+  }
   rc.agreement.fast = rc.fast;
   rc.agreement.sampled = rc.sampled;
-  EvaluateCase(pc, rc.histogram, rc.invalid, rc.sampler_error, nullptr, rc.has_agreement ? &rc.agreement : nullptr);
+  StreamEvidence stream;
+  stream.judged = &rc.stream;
+  EvaluateCase(pc, rc.histogram, rc.invalid, rc.sampler_error, nullptr, rc.has_agreement ? &rc.agreement : nullptr,
+               rc.stream.is_null() ? nullptr : &stream);
   return Status::Ok();
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "campaign_work.h"
+#include "samplecheck/campaign/corners.h"
 #include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/report_check.h"
 
@@ -50,14 +51,20 @@ Status Identity(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
   return Status::Ok();
 }
 
-// The suite's cases, then its generated block (a fixed seed, or the campaign's for "fresh"), then --generated.
-std::vector<CaseSpec> SuiteCases(const Suite& suite, const Profile& profile, uint64_t seed, size_t generated) {
+// The suite's cases, then its generated block (a fixed seed, or the campaign's for "fresh"), then its corner block,
+// then --generated.
+Result<std::vector<CaseSpec>> SuiteCases(const Suite& suite, const Profile& profile, uint64_t seed, size_t generated) {
   std::vector<CaseSpec> cases = suite.cases;
   if (suite.generated > 0) {
     for (CaseSpec& cs : GenerateCases(suite.generated_seed.value_or(seed), suite.generated, profile, "gen")) {
       cs.max_draws = suite.generated_max_draws;
       cases.push_back(std::move(cs));
     }
+  }
+  if (suite.corners) {
+    auto corners = CornerCases(suite.corners_seed.value_or(seed), seed, suite.corners_max_draws, suite.corners_tv);
+    if (!corners.ok()) return corners.error();
+    for (CaseSpec& cs : *corners) cases.push_back(std::move(cs));
   }
   if (generated > 0) {
     for (CaseSpec& cs : GenerateCases(seed ^ 0xC11, generated, profile, "cli-gen")) cases.push_back(std::move(cs));
@@ -82,7 +89,9 @@ CaseBudget BudgetOf(const CaseSpec& cs, const Suite& suite, const PlanInputs& in
 
 // Every case prepared, a batch as its rows; a unit is what a worker draws at once (one row case, or one batch).
 Status PrepareCases(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
-  const std::vector<CaseSpec> cases = SuiteCases(suite, *work.default_profile, work.report.seed, in.generated);
+  const Result<std::vector<CaseSpec>> suite_cases = SuiteCases(suite, *work.default_profile, work.report.seed, in.generated);
+  if (!suite_cases.ok()) return suite_cases.error();
+  const std::vector<CaseSpec>& cases = *suite_cases;
   size_t judged_cases = 0;
   for (const CaseSpec& cs : cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
   work.report.planned_cases = work.plan.cases = judged_cases;
@@ -312,7 +321,9 @@ bool Ranged(const PreparedCase& pc, bool resumed) {
   return pc.result.batch.size == 0 && !pc.skip && !resumed && pc.result.draws > 0;
 }
 
-bool RowCase(const PreparedCase& pc) { return pc.result.batch.size == 0 && !pc.skip && !pc.result.unsamplable; }
+bool RowCase(const PreparedCase& pc) {
+  return pc.result.batch.size == 0 && !pc.skip && !pc.result.unsamplable && !pc.refusal;
+}
 
 CaseBudget FullBudget(CaseBudget b, const CampaignWork& work, const std::optional<uint64_t>& max_draws) {
   b.max_draws = std::max(b.max_draws, work.budget_max_draws);

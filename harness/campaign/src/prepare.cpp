@@ -82,7 +82,7 @@ PreparedCase Identify(const CaseSpec& spec, const Profile& profile, uint64_t cas
   CaseResult& r = pc.result;
   r.name = spec.name;
   r.row = spec.row;
-  r.row_seed = SplitMix64(case_seed ^ 0x1);
+  r.row_seed = CaseRowSeed(case_seed);
   r.params = spec.params;
   r.params.seed = SplitMix64(draw_case_seed ^ 0x2);
   r.params.offset = 0;
@@ -131,6 +131,8 @@ uint64_t Fnv1a(const std::string& s) {
   return h;
 }
 
+uint64_t CaseRowSeed(uint64_t case_seed) { return SplitMix64(case_seed ^ 0x1); }
+
 uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name) {
   return SplitMix64(campaign_seed ^ SplitMix64(Fnv1a(case_name)));
 }
@@ -144,7 +146,14 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
   pc.row = std::move(*row);
   r.vocab = static_cast<int64_t>(pc.row.size());
   if (auto bad = ValidateParams(r.params, profile)) {
-    Skip(pc, "params invalid under profile " + r.profile + ": " + bad->message);
+    if (!spec.refuse_invalid) {
+      Skip(pc, "params invalid under profile " + r.profile + ": " + bad->message);
+      return pc;
+    }
+    // A refusal case: the sampler must refuse these parameters (checks_stream.cpp, refusal); nothing is drawn.
+    pc.refusal = true;
+    pc.refusal_field = ParamFieldName(bad->field);
+    pc.refusal_value = FormatValue(bad->value);
     return pc;
   }
   auto dist = ComputeDistribution(LogitsView::Fp32(pc.row), r.params, profile);
@@ -196,7 +205,7 @@ Status PlanCaseAtDraws(PreparedCase& pc, uint64_t draws) { return PlanAtDraws(pc
 
 Status PlanAtDraws(PreparedCase& pc, uint64_t draws) {
   pc.result.draws = draws;
-  if (pc.result.unsamplable || pc.skip) return Status::Ok();
+  if (pc.result.unsamplable || pc.skip || pc.refusal) return Status::Ok();
   return PlanBinningAt(pc, double(draws), double(draws));
 }
 
@@ -217,6 +226,7 @@ Status PlanBinningAt(PreparedCase& pc, double draws, double support_draws) {
 std::string WhyDraws(const PreparedCase& pc) {
   const CaseResult& r = pc.result;
   if (pc.skip) return "skipped";
+  if (pc.refusal) return "refusal";
   if (r.unsamplable) return "unsamplable";
   if (r.batch.size > 0) return "batch";
   if (r.draws < r.planned_draws) return "cap";
@@ -282,6 +292,7 @@ Result<std::vector<PreparedCase>> PrepareBatch(const CaseSpec& cs, const Profile
     auto pc = PrepareCase(sub, profile, CaseSeed(seed, entry), CaseSeed(draw_seed, entry), budget);
     if (!pc.ok()) return pc.error();
     pc->result.params.seed += j;  // consecutive seeds: a stream must not repeat itself across them either
+    pc->decode = cs.decode;
     pc->result.batch = {cs.name, k, size, e, j, ""};
     if (!rows.empty() && pc->row.size() != rows.front().row.size()) {
       return InvalidArgument("batch case " + cs.name + ": its rows have " + std::to_string(rows.front().row.size()) +

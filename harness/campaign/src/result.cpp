@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "samplecheck/campaign/checks.h"
+#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/multiple_testing.h"
 
 namespace samplecheck::harness {
@@ -42,6 +44,31 @@ uint64_t CampaignReport::JudgedDraws() const {
   }
   return draws;
 }
+
+namespace {
+
+// A lossy report without a distance to judge it against: what was measured, and how to judge it.
+std::string LossyProblem(const CampaignReport& r) {
+  double upper = 0.0, point = 0.0;
+  std::string worst;
+  for (const CaseResult& c : r.cases) {
+    const StoredEquivalence e = StoredEquivalenceOf(c);
+    if (!e.present || !e.bound.ok() || c.batch.size > 0) continue;
+    if (e.tv_upper >= upper) {
+      upper = e.tv_upper;
+      worst = c.name;
+      point = 0.0;
+      for (const auto& b : c.checks["equivalence"]["binnings"]) point = std::max(point, ReadJsonNumber(b.at("tv_point")));
+    }
+  }
+  std::ostringstream os;
+  os << "lossy (declared an approximation): a distance, not a pass; measured binned TV " << point
+     << ", upper bound " << upper << (worst.empty() ? "" : " (case " + worst + ")")
+     << "; judge it with samplecheck gate --max-tv T (or run --equivalence T)";
+  return os.str();
+}
+
+}  // namespace
 
 std::vector<const CaseResult*> CampaignReport::UnderpoweredCases() const {
   std::vector<const CaseResult*> out;
@@ -100,6 +127,7 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
                          " of them for lack of draws (--max-draws, the suite's budget)");
     }
   }
+  if (lossy && equivalence_eps == 0) problems.push_back(LossyProblem(*this));
   for (const PropertyOutcome& p : properties) {
     if (!p.ok) problems.push_back("property " + p.name + " " + p.status + " after " + std::to_string(p.cases) + " cases");
   }
@@ -170,7 +198,7 @@ void ApplyCampaignVerdict(CampaignReport& report) {
   for (size_t k = 0; k < judged.size() && holm.ok(); ++k) {
     CaseResult& c = report.cases[judged[k]];
     c.holm_adjusted_p = holm->adjusted_p_values[k];
-    if (holm->rejected[k]) {
+    if (holm->rejected[k] && !report.lossy) {  // a lossy sampler's p-values measure, they do not reject
       std::ostringstream os;
       os << "goodness of fit rejected: p = " << c.p_value << ", Holm-adjusted " << c.holm_adjusted_p
          << " <= alpha " << report.alpha;
@@ -206,6 +234,24 @@ void ApplyCampaignVerdict(CampaignReport& report) {
       report.cases[idx].reason = "Holm: " + holm.error().message;
     }
   }
+}
+
+Status ApplyMaxTv(CampaignReport& report, double max_tv) {
+  if (!(max_tv > 0 && max_tv < 1)) {
+    std::ostringstream os;
+    os << "--max-tv " << max_tv << " is outside (0, 1): give the largest total variation distance to accept";
+    return InvalidArgument(os.str());
+  }
+  report.equivalence_eps = max_tv;
+  for (CaseResult& c : report.cases) {
+    if (!c.checks.contains("equivalence") || c.checks["equivalence"].is_null()) continue;
+    c.checks["equivalence"]["eps"] = max_tv;
+    c.equivalence_eps = max_tv;
+    const nlohmann::json fields = c.checks;  // ReadCaseChecks rewrites c.checks from it
+    if (Status st = ReadCaseChecks(fields, c); !st.ok()) return st;
+  }
+  ApplyCampaignVerdict(report);
+  return Status::Ok();
 }
 
 }  // namespace samplecheck::harness

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "check_family.h"
+
 namespace samplecheck::harness {
 namespace {
 
@@ -193,7 +195,7 @@ ShardRowEvidence ShardEvidence(const std::string& name, const RowDraws& d) {
 
 class SamplerDrawer final : public ItemDrawer {
  public:
-  SamplerDrawer(Sampler& sampler, SamplerRun& run) : sampler_(sampler), run_(run) {}
+  SamplerDrawer(Sampler& sampler, SamplerRun& run) : sampler_(sampler), run_(run), fresh_(run.make_fresh) {}
 
   void Draw(const WorkItem& item) override {
     const std::vector<size_t>& unit = run_.work.units[item.unit];
@@ -218,6 +220,7 @@ class SamplerDrawer final : public ItemDrawer {
 
   Sampler& sampler_;
   SamplerRun& run_;
+  FreshSampler fresh_;  // this worker's second instance (the stream checks), opened on first use
 };
 
 void SamplerDrawer::DrawRange(const WorkItem& item, size_t i, Clock::time_point c0) {
@@ -255,6 +258,13 @@ void SamplerDrawer::DrawRange(const WorkItem& item, size_t i, Clock::time_point 
     agreement = MeasureAgreement(sampler_, pc, run_.deterministic, run_.gpu);
     if (run_.sink.Halted()) return;
   }
+  // The stream checks, by the item that holds the case's first draws (in a shard too: it keeps their judged fields).
+  const bool stream = item.begin == 0 && sampler_error.empty() && !r.unsamplable;
+  StreamDraws streams;
+  if (stream) {
+    streams = MeasureRowStream(sampler_, fresh_, pc, run_.deterministic, run_.gpu);
+    if (run_.sink.Halted()) return;
+  }
   bool last = false;
   {
     std::lock_guard<std::mutex> lock(d.mu);
@@ -267,6 +277,12 @@ void SamplerDrawer::DrawRange(const WorkItem& item, size_t i, Clock::time_point 
       d.agreement = std::move(agreement);
       d.has_agreement = true;
       if (!d.agreement.error.empty() && d.sampler_error.empty()) d.sampler_error = d.agreement.error;
+    }
+    if (stream) {
+      d.stream = std::move(streams);
+      d.stream.Bind();
+      d.has_stream = true;
+      if (!d.stream.sampler_error.empty() && d.sampler_error.empty()) d.sampler_error = d.stream.sampler_error;
     }
     d.seconds += SecondsSince(c0);
     last = --d.pending == 0;
@@ -282,6 +298,9 @@ void SamplerDrawer::DrawNothing(size_t i, Clock::time_point c0) {
   PreparedCase& pc = run_.work.prepared[i];
   if (pc.skip) {
     JudgeNothing(pc.result);
+  } else if (pc.refusal) {
+    const StreamDraws refusal = DrawRefusal(sampler_, pc);
+    EvaluateCase(pc, {}, 0, "", nullptr, nullptr, &refusal.evidence);
   } else {
     EvaluateCase(pc, std::vector<uint64_t>(pc.row.size(), 0), 0, "", nullptr, nullptr);
   }
@@ -300,14 +319,25 @@ void SamplerDrawer::DrawBatchUnit(const std::vector<size_t>& unit, Clock::time_p
     }
   }
   BatchDraws draws;
+  const bool decode = !rows.empty() && rows.front()->decode;
   if (!rows.empty()) {
-    DrawReplicated(sampler_, rows, run_.sink, draws);
+    if (decode) {
+      DrawDecode(sampler_, rows, run_.sink, draws);  // one call per step, as an engine's decode loop
+    } else {
+      DrawReplicated(sampler_, rows, run_.sink, draws);
+    }
     if (!run_.sink.Halted() && draws.sampler_error.empty()) {
       DrawAlone(sampler_, rows, run_.deterministic, run_.sink, draws);
     }
   }
   if (run_.sink.Halted()) return;
-  JudgeBatch(rows, draws, run_.deterministic);
+  std::vector<StreamDraws> streams;
+  std::vector<const StreamEvidence*> stream_of;
+  if (draws.sampler_error.empty() && !rows.empty()) {
+    streams = BatchStreams(rows, draws, decode, run_.deterministic, fresh_);
+    for (const StreamDraws& s : streams) stream_of.push_back(&s.evidence);
+  }
+  JudgeBatch(rows, draws, run_.deterministic, stream_of);
   const double seconds = SecondsSince(c0) / double(unit.size());
   for (size_t i : unit) {
     run_.work.prepared[i].result.seconds = seconds;
@@ -320,6 +350,7 @@ void SamplerDrawer::RowCaseDrawn(size_t i, RowDraws& d) {
   PreparedCase& pc = run_.work.prepared[i];
   if (run_.sharded) {
     ShardRowEvidence e = ShardEvidence(pc.result.name, d);
+    if (d.has_stream) e.stream = JudgeStreamFields(pc.result, d.stream.evidence);
     {
       std::lock_guard<std::mutex> lock(run_.evidence_mu);
       run_.work.report.shard->evidence.push_back(std::move(e));
@@ -332,7 +363,8 @@ void SamplerDrawer::RowCaseDrawn(size_t i, RowDraws& d) {
     d.agreement.evidence.sampled = d.agreement.sampled;
   }
   const bool agreement_ok = d.has_agreement && d.agreement.error.empty();
-  EvaluateCase(pc, d.histogram, d.invalid, d.sampler_error, nullptr, agreement_ok ? &d.agreement.evidence : nullptr);
+  EvaluateCase(pc, d.histogram, d.invalid, d.sampler_error, nullptr, agreement_ok ? &d.agreement.evidence : nullptr,
+               d.has_stream ? &d.stream.evidence : nullptr);
   pc.result.seconds = d.seconds;
   run_.sink.Judged(i, pc.result, false);
 }

@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "judge.h"
 #include "samplecheck/samplers/sampler.h"
+#include "stream_draw.h"
 #include "work_items.h"
 
 namespace samplecheck::harness {
@@ -37,6 +38,8 @@ struct RowDraws {
   std::vector<std::pair<uint64_t, uint64_t>> pieces;
   Agreement agreement;
   bool has_agreement = false;
+  StreamDraws stream;      // seeds and handles (stream_draw.h), by the item holding the first draws
+  bool has_stream = false;
   double seconds = 0.0;
 };
 
@@ -50,6 +53,8 @@ struct SamplerRun {
   bool sharded = false;      // keep the row cases' counts (ShardRowEvidence) for merge, judge nothing of them
   std::vector<RowDraws> rows;  // per prepared case
   std::mutex evidence_mu;
+  // Opens a fresh instance of the campaign's sampler (the stream checks' second handle; one per worker).
+  FreshSampler::Factory make_fresh;
   // The time budget's watch (null without one): told of every finished item, it may re-plan the rest once.
   std::function<void(const WorkItem&)> item_done;
 

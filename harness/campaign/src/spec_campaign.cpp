@@ -99,7 +99,8 @@ struct RequestJudge {
 
   // One judged case: the tokens of `histogram` (expected `expected` of them) against p0.
   void Case(const std::string& name, std::vector<double> p0, const std::vector<uint64_t>& histogram, uint64_t draws,
-            double expected, uint64_t invalid, int64_t kept, bool greedy, const SpecEvidence& ev) const {
+            double expected, uint64_t invalid, int64_t kept, bool greedy, const SpecEvidence& ev,
+            const StreamEvidence* stream = nullptr) const {
     PreparedCase pc;
     CaseResult& cr = pc.result;
     cr.name = name;
@@ -120,7 +121,8 @@ struct RequestJudge {
       cr.status = CaseStatus::kError;
       cr.reason = st.error().message;
     } else {
-      JudgeEvidence(CaseEvidence{cr, pc.p0, pc.binning, histogram, invalid, verifier_error, nullptr, nullptr, &ev}, cr);
+      JudgeEvidence(
+          CaseEvidence{cr, pc.p0, pc.binning, histogram, invalid, verifier_error, nullptr, nullptr, &ev, stream}, cr);
     }
     out.push_back(std::move(cr));
   }
@@ -128,7 +130,8 @@ struct RequestJudge {
 
 // Step 4 for one request: "/pos<j>" against p_j with the rejections against beta_j, "/res<j>" against r_j where
 // enough rejections are expected, "/length" against the accepted-length law with the request's hard checks.
-void JudgeRequest(const RequestJudge& judge, const Tally& t, const SpecEvidence& length_ev) {
+void JudgeRequest(const RequestJudge& judge, const Tally& t, const SpecEvidence& length_ev,
+                  const StreamEvidence* stream) {
   const Request& r = judge.r;
   const int32_t g = r.spec.g;
   const double N = double(judge.trials);
@@ -167,26 +170,27 @@ void JudgeRequest(const RequestJudge& judge, const Tally& t, const SpecEvidence&
   }
   uint64_t lengths = 0;
   for (uint64_t count : t.length) lengths += count;
-  judge.Case(r.name + "/length", length_p0, t.length, lengths, N, 0, length_kept, false, length_ev);
+  judge.Case(r.name + "/length", length_p0, t.length, lengths, N, 0, length_kept, false, length_ev, stream);
 }
 
 // Draw and Judge of one worker: a spec case's trials through its own verifier, then its judged cases.
 class VerifierDrawer final : public ItemDrawer {
  public:
-  VerifierDrawer(std::unique_ptr<Verifier> verifier, const std::vector<SpecCaseWork>& work, double alpha_test,
-                 const CampaignReport& report, CaseSink& sink, std::vector<std::vector<CaseResult>>& results)
-      : verifier_(std::move(verifier)), caps_(verifier_->GetCapabilities()), work_(work), alpha_test_(alpha_test),
-        report_(report), sink_(sink), results_(results) {}
+  VerifierDrawer(std::unique_ptr<Verifier> verifier, FreshVerifier::Factory make_fresh,
+                 const std::vector<SpecCaseWork>& work, double alpha_test, const CampaignReport& report, CaseSink& sink,
+                 std::vector<std::vector<CaseResult>>& results)
+      : verifier_(std::move(verifier)), caps_(verifier_->GetCapabilities()), fresh_(std::move(make_fresh)),
+        work_(work), alpha_test_(alpha_test), report_(report), sink_(sink), results_(results) {}
 
   void Draw(const WorkItem& item) override {
     const SpecCaseWork& w = work_[item.unit];
     const auto start = std::chrono::steady_clock::now();
-    const SpecDrawn drawn = DrawSpecCase(*verifier_, w, caps_, sink_);
+    const SpecDrawn drawn = DrawSpecCase(*verifier_, fresh_, w, caps_, sink_);
     if (sink_.Halted()) return;
     std::vector<CaseResult> cases;
     for (size_t k = 0; k < w.requests.size(); ++k) {
       const RequestJudge judge{w.requests[k], report_, alpha_test_, w.trials, drawn.verifier_error[k], cases};
-      JudgeRequest(judge, drawn.tallies[k], drawn.length[k]);
+      JudgeRequest(judge, drawn.tallies[k], drawn.length[k], k < drawn.stream.size() ? &drawn.stream[k].evidence : nullptr);
     }
     const double seconds = SecondsSince(start);
     for (CaseResult& cr : cases) cr.seconds = seconds;
@@ -198,6 +202,7 @@ class VerifierDrawer final : public ItemDrawer {
  private:
   std::unique_ptr<Verifier> verifier_;
   VerifierCapabilities caps_;
+  FreshVerifier fresh_;  // this worker's second verifier (the stream checks), opened on first use
   const std::vector<SpecCaseWork>& work_;
   double alpha_test_;
   const CampaignReport& report_;
@@ -220,6 +225,7 @@ Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaig
   StampReport(report, {suite.name, suite.source, suite.alpha, options.tv.value_or(suite.tv), suite.power}, options,
               profile_name);
   report.sampler = (*first)->Name();
+  report.lossy = (*first)->GetCapabilities().lossy;
   report.sampler_spec = "verifier:" + options.verifier_spec;
   report.seed = options.seed.value_or(suite.seed);
   report.draw_seed = report.seed;
@@ -234,7 +240,9 @@ Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaig
   for (unsigned j = 0; j < jobs; ++j) {
     auto verifier = j == 0 ? std::move(first) : MakeVerifier(options.verifier_spec, profile_name);
     if (!verifier.ok()) return verifier.error();
-    drawers.push_back(std::make_unique<VerifierDrawer>(std::move(*verifier), *work, alpha_test, report, sink, results));
+    auto make_fresh = [&options, &profile_name]() { return MakeVerifier(options.verifier_spec, profile_name); };
+    drawers.push_back(
+        std::make_unique<VerifierDrawer>(std::move(*verifier), make_fresh, *work, alpha_test, report, sink, results));
   }
   std::vector<WorkItem> items(work->size());
   for (size_t c = 0; c < items.size(); ++c) items[c].unit = c;

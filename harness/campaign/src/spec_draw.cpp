@@ -9,11 +9,14 @@ namespace samplecheck::harness {
 namespace {
 
 constexpr uint64_t kDeterminismTrials = 64;  // trials re-verified alone (twice) per request
+constexpr uint64_t kStreamTrials = 256;       // trials verified again under a second seed (seed dependence)
+constexpr uint64_t kFreshCalls = 16;          // trials a fresh verifier verifies one call each
+constexpr uint64_t kSeedSalt = 0x5EED0F31ULL; // the second seed: splitmix of the first ^ this
 constexpr uint64_t kTrialChunk = uint64_t{1} << 16;
 constexpr double kEdgeMargin = 1e-4;         // scripted coins at (p/q)(1 -+ margin): robust to fp32 p and q
 
 void KeepFirst(Tally& t, const VerifyResult& result, std::span<const int32_t> drafts, uint64_t trial) {
-  if (trial >= kDeterminismTrials) return;
+  if (trial >= kStreamTrials) return;
   t.first.push_back(result);
   t.first_drafts.insert(t.first_drafts.end(), drafts.begin(), drafts.end());
 }
@@ -78,8 +81,9 @@ std::string RecheckAlone(Verifier& verifier, const Request& r, const Tally& t, b
   ev.determinism_run = true;
   ev.batch_run = in_batch;
   std::vector<VerifyResult> alone[2];
+  const size_t n = std::min<size_t>(t.first.size(), kDeterminismTrials);
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < t.first.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       VerifyRequest q = r.Base();
       q.draft_tokens = t.first_drafts.data() + i * static_cast<size_t>(g);
       q.params.offset = r.params.offset + i * static_cast<uint64_t>(g + 1);
@@ -88,7 +92,7 @@ std::string RecheckAlone(Verifier& verifier, const Request& r, const Tally& t, b
       alone[pass].push_back(res);
     }
   }
-  for (size_t i = 0; i < t.first.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     ++ev.determinism_compared;
     if (!SameResult(alone[0][i], alone[1][i]) || (!in_batch && !SameResult(alone[0][i], t.first[i]))) {
       if (ev.determinism_differences++ == 0) {
@@ -238,6 +242,130 @@ void RunScripted(Verifier& verifier, const Request& r, SpecEvidence& ev) {
   }
 }
 
+// P(accepted length l | the trial's drafts) for l = 0..g: position j accepts its draft x with probability
+// min(1, p_j(x) / q_j(x)) (one-hot: p_j(x); greedy: x is the argmax).
+std::vector<double> LengthGivenDrafts(const Request& r, std::span<const int32_t> drafts) {
+  const auto g = static_cast<size_t>(r.spec.g);
+  const bool one_hot = r.spec.draft.form == DraftForm::kOneHot;
+  std::vector<double> law(g + 1, 0.0);
+  long double reach = 1.0L;
+  for (size_t j = 0; j < g; ++j) {
+    const PositionLaw& pl = r.laws[j];
+    const int32_t x = drafts[j];
+    long double accept = 0.0L;
+    if (pl.greedy) {
+      accept = !pl.p.tokens.empty() && x == pl.p.tokens.front() ? 1.0L : 0.0L;
+    } else {
+      const long double q = one_hot ? 1.0L : pl.q.Prob(x);
+      accept = q > 0 ? std::min(1.0L, pl.p.Prob(x) / q) : 0.0L;
+    }
+    law[j] = static_cast<double>(reach * (1.0L - accept));
+    reach *= accept;
+  }
+  law[g] = static_cast<double>(reach);
+  return law;
+}
+
+long double SquaredSum(const std::vector<long double>& p) {
+  long double s = 0;
+  for (long double x : p) s += x * x;
+  return s;
+}
+
+// P(two independent verifications of the same drafts give the same result): the same accepted length l and the same
+// token after it, drawn from the residual of position l + 1 (one-hot: p without the draft token; greedy: its argmax)
+// or, when every draft was accepted, from the bonus p_{g+1}.
+double MatchProbability(const Request& r, std::span<const int32_t> drafts) {
+  const std::vector<double> length = LengthGivenDrafts(r, drafts);
+  const auto g = static_cast<size_t>(r.spec.g);
+  const bool one_hot = r.spec.draft.form == DraftForm::kOneHot;
+  long double pi = static_cast<long double>(length[g]) * length[g] * SquaredSum(r.p[g].prob);
+  for (size_t l = 0; l < g; ++l) {
+    const PositionLaw& law = r.laws[l];
+    long double same_token = 1.0L;  // greedy: the argmax
+    if (!law.greedy && one_hot) {
+      const long double px = law.p.Prob(drafts[l]);
+      same_token = px < 1 ? (SquaredSum(law.p.prob) - px * px) / ((1 - px) * (1 - px)) : 1.0L;
+    } else if (!law.greedy) {
+      same_token = SquaredSum(law.residual.prob);
+    }
+    pi += static_cast<long double>(length[l]) * length[l] * same_token;
+  }
+  return std::clamp(static_cast<double>(pi), 0.0, 1.0);
+}
+
+int32_t Code(const VerifyResult& v) {
+  const int32_t a = std::clamp(v.accepted, 0, kMaxSpecDraft);
+  return SpecResultCode(v.accepted, v.emitted[static_cast<size_t>(a)]);
+}
+
+// The first trials of a request again through VerifyRepeated at `seed` (the same drafts and offsets).
+std::string Again(Verifier& verifier, const Request& r, const Tally& t, uint64_t seed, size_t n,
+                  std::vector<VerifyResult>& out) {
+  VerifyRequest q = r.Base();
+  q.params.seed = seed;
+  out.assign(n, VerifyResult{});
+  const std::span<const int32_t> drafts(t.first_drafts.data(), n * static_cast<size_t>(r.spec.g));
+  if (Status st = verifier.VerifyRepeated(q, drafts, out); !st.ok()) return st.error().message;
+  return "";
+}
+
+// A request's stream draws (stream.h): its first trials under a second seed (results matched against the laws given
+// each trial's drafts), on a fresh verifier (one call, then one call per trial), its lengths in order.
+StreamDraws MeasureSpecStream(Verifier& verifier, FreshVerifier& fresh, const Request& r, const Tally& t,
+                              bool deterministic) {
+  StreamDraws d;
+  StreamEvidence& e = d.evidence;
+  e.unit = "trial";
+  d.steps = t.lengths;
+  long double c = 0;
+  for (long double l : r.length_law) c += l * l;
+  e.repeat_probability = static_cast<double>(c);
+  const size_t n = t.first.size();
+  e.seed_a = r.params.seed;
+  e.seed_b = SplitMix64(r.params.seed ^ kSeedSalt);
+  std::vector<VerifyResult> a, b;
+  std::string err = Again(verifier, r, t, e.seed_a, n, a);
+  if (err.empty()) err = Again(verifier, r, t, e.seed_b, n, b);
+  if (!err.empty()) {
+    d.sampler_error = err;
+    d.Bind();
+    return d;
+  }
+  const auto g = static_cast<size_t>(r.spec.g);
+  for (size_t i = 0; i < n; ++i) {
+    d.under_a.push_back(Code(a[i]));
+    d.under_b.push_back(Code(b[i]));
+    d.match.push_back(MatchProbability(r, std::span<const int32_t>(t.first_drafts).subspan(i * g, g)));
+  }
+  e.seed_run = n > 0;
+  if (!deterministic) {
+    e.handles_untested = "the verifier does not claim a deterministic stream";
+  } else if (Verifier* f = fresh.Get(); f == nullptr) {
+    e.handles_untested = fresh.why();
+  } else {
+    std::vector<VerifyResult> again;
+    err = Again(*f, r, t, e.seed_a, n, again);
+    for (size_t i = 0; err.empty() && i < std::min<size_t>(n, kFreshCalls); ++i) {
+      VerifyRequest q = r.Base();
+      q.draft_tokens = t.first_drafts.data() + i * g;
+      q.params.offset = r.params.offset + i * (g + 1);
+      VerifyResult one;
+      if (Status st = f->Verify({&q, 1}, {&one, 1}); !st.ok()) err = st.error().message;
+      d.fresh_calls.push_back(Code(one));
+    }
+    if (!err.empty()) {
+      d.sampler_error = "a fresh verifier: " + err;
+      d.Bind();
+      return d;
+    }
+    for (const VerifyResult& v : again) d.fresh_batch.push_back(Code(v));
+    e.handles_run = true;
+  }
+  d.Bind();
+  return d;
+}
+
 }  // namespace
 
 void Tally::Init(int32_t g, int64_t V) {
@@ -250,6 +378,7 @@ void Tally::Init(int32_t g, int64_t V) {
 }
 
 void Tally::Add(const VerifyResult& r, std::span<const int32_t> drafts, int32_t g, int64_t V) {
+  lengths.push_back(r.accepted);
   if (r.accepted < 0 || r.accepted > g) {
     if (structure++ == 0) {
       structure_finding = "accepted length " + std::to_string(r.accepted) + " outside 0.." + std::to_string(g);
@@ -276,8 +405,8 @@ void Tally::Add(const VerifyResult& r, std::span<const int32_t> drafts, int32_t 
   }
 }
 
-SpecDrawn DrawSpecCase(Verifier& verifier, const SpecCaseWork& w, const VerifierCapabilities& caps,
-                       const CaseSink& sink) {
+SpecDrawn DrawSpecCase(Verifier& verifier, FreshVerifier& fresh, const SpecCaseWork& w,
+                       const VerifierCapabilities& caps, const CaseSink& sink) {
   SpecDrawn d;
   const size_t R = w.requests.size();
   d.tallies.resize(R);
@@ -292,7 +421,13 @@ SpecDrawn DrawSpecCase(Verifier& verifier, const SpecCaseWork& w, const Verifier
     if (error.empty() && caps.deterministic && !d.tallies[k].first.empty()) {
       error = RecheckAlone(verifier, w.requests[k], d.tallies[k], R > 1, ev);
     }
-    if (error.empty() && caps.scripted_uniforms) RunScripted(verifier, w.requests[k], ev);
+    if (error.empty() && caps.scripted_uniforms && !caps.lossy) RunScripted(verifier, w.requests[k], ev);
+    d.stream.emplace_back();
+    if (error.empty()) {
+      d.stream.back() = MeasureSpecStream(verifier, fresh, w.requests[k], d.tallies[k], caps.deterministic);
+      d.stream.back().Bind();
+      error = d.stream.back().sampler_error;
+    }
     d.verifier_error.push_back(error);
   }
   return d;

@@ -11,6 +11,7 @@
 #include "engine.h"
 #include "samplecheck/campaign/checks.h"
 #include "spec_request.h"
+#include "stream_draw.h"
 
 namespace samplecheck::harness {
 
@@ -30,8 +31,9 @@ struct Tally {
   std::vector<uint64_t> length;                 // g + 1
   uint64_t structure = 0;
   std::string structure_finding;
-  std::vector<VerifyResult> first;              // the first kDeterminismTrials results
+  std::vector<VerifyResult> first;              // the first kStreamTrials results (determinism: the first 64)
   std::vector<int32_t> first_drafts;
+  std::vector<int32_t> lengths;                 // every trial's accepted length, in trial (step) order
 
   void Init(int32_t g, int64_t V);
   void Add(const VerifyResult& r, std::span<const int32_t> drafts, int32_t g, int64_t V);
@@ -42,10 +44,11 @@ struct Tally {
 struct SpecDrawn {
   std::vector<Tally> tallies;
   std::vector<SpecEvidence> length;
+  std::vector<StreamDraws> stream;          // per request: seeds, a fresh verifier, adjacent trials (stream.h)
   std::vector<std::string> verifier_error;  // per request: the verifier's first error up to its checks
 };
 
-SpecDrawn DrawSpecCase(Verifier& verifier, const SpecCaseWork& w, const VerifierCapabilities& caps,
-                       const CaseSink& sink);
+SpecDrawn DrawSpecCase(Verifier& verifier, FreshVerifier& fresh, const SpecCaseWork& w,
+                       const VerifierCapabilities& caps, const CaseSink& sink);
 
 }  // namespace samplecheck::harness

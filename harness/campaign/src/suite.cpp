@@ -45,6 +45,21 @@ Result<uint64_t> ParseDraws(const nlohmann::json& j, const std::string& where, c
   return static_cast<uint64_t>(std::llround(j.get<double>()));
 }
 
+// "seed" of a block: a non-negative integer, or "fresh" (nullopt: the campaign seed).
+Result<std::optional<uint64_t>> ParseSeedOrFresh(const nlohmann::json& j, const std::string& where) {
+  if (j.is_number_unsigned()) return std::optional<uint64_t>(j.get<uint64_t>());
+  if (j.is_string() && j == "fresh") return std::optional<uint64_t>();
+  return ParseError(where + ": \"seed\" must be a non-negative integer or \"fresh\"");
+}
+
+// "tv" of a case or a block: a total variation in (0, 0.5].
+Result<double> ParseTv(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_number() || !(j.get<double>() > 0 && j.get<double>() <= 0.5)) {
+    return ParseError(where + ": \"tv\" must be in (0, 0.5]");
+  }
+  return j.get<double>();
+}
+
 // Valid under at least one profile (a suite is shared by every profile; a case invalid under the judged profile
 // only is skipped at run time, one invalid under every profile is a broken suite).
 std::optional<std::string> InvalidEverywhere(const SamplingParams& params) {
@@ -102,6 +117,11 @@ Result<CaseSpec> ParseBatchCase(const nlohmann::json& c, const CaseSpec& proto, 
   }
   cs.row = cs.batch.front().row;
   cs.params = cs.batch.front().params;
+  if (c.contains("decode")) {
+    if (!c["decode"].is_boolean()) return ParseError(where + ": \"decode\" must be true or false");
+    cs.decode = c["decode"].get<bool>();
+    if (cs.decode && rows < 2) return ParseError(where + ": a decode case needs two or more requests (rows)");
+  }
   return cs;
 }
 
@@ -169,7 +189,7 @@ namespace {
 Status ParseSuiteFields(const nlohmann::json& json, const std::string& source, Suite& suite) {
   static const std::set<std::string> kTopKeys = {"schema", "name", "description", "seed", "alpha", "tv", "power",
                                                  "max_draws", "min_draws", "profile", "ambiguous", "cases",
-                                                 "generated", "budget_seconds", "budget_max_draws"};
+                                                 "generated", "budget_seconds", "budget_max_draws", "corners"};
   for (const auto& [key, value] : json.items()) {
     if (!kTopKeys.count(key)) return ParseError(source + ": unknown field \"" + key + "\"");
   }
@@ -248,19 +268,44 @@ Status ParseGeneratedBlock(const nlohmann::json& json, const std::string& source
     return ParseError(at + ": \"count\" must be an integer in [0, 10000]");
   }
   suite.generated = g["count"].get<size_t>();
+  suite.generated_seed = 0;
   if (g.contains("seed")) {
-    if (g["seed"].is_number_unsigned()) {
-      suite.generated_seed = g["seed"].get<uint64_t>();
-    } else if (!(g["seed"].is_string() && g["seed"] == "fresh")) {
-      return ParseError(at + ": \"seed\" must be a non-negative integer or \"fresh\"");
-    }
-  } else {
-    suite.generated_seed = 0;
+    auto seed = ParseSeedOrFresh(g["seed"], at);
+    if (!seed.ok()) return seed.error();
+    suite.generated_seed = *seed;
   }
   if (g.contains("max_draws")) {
     auto d = ParseDraws(g["max_draws"], at, "max_draws");
     if (!d.ok()) return d.error();
     suite.generated_max_draws = *d;
+  }
+  return Status::Ok();
+}
+
+// "corners": {"seed": s | "fresh", "max_draws": m, "tv": t} (corners.h).
+Status ParseCornersBlock(const nlohmann::json& json, const std::string& source, Suite& suite) {
+  const auto& c = json["corners"];
+  const std::string at = source + ": \"corners\"";
+  if (!c.is_object()) return ParseError(at + " must be an object {\"seed\": s or \"fresh\", \"max_draws\": m, \"tv\": t}");
+  for (const auto& [key, value] : c.items()) {
+    if (key != "seed" && key != "max_draws" && key != "tv") return ParseError(at + ": unknown field \"" + key + "\"");
+  }
+  suite.corners = true;
+  suite.corners_seed = 0;
+  if (c.contains("seed")) {
+    auto seed = ParseSeedOrFresh(c["seed"], at);
+    if (!seed.ok()) return seed.error();
+    suite.corners_seed = *seed;
+  }
+  if (c.contains("max_draws")) {
+    auto d = ParseDraws(c["max_draws"], at, "max_draws");
+    if (!d.ok()) return d.error();
+    suite.corners_max_draws = *d;
+  }
+  if (c.contains("tv")) {
+    auto tv = ParseTv(c["tv"], at);
+    if (!tv.ok()) return tv.error();
+    suite.corners_tv = *tv;
   }
   return Status::Ok();
 }
@@ -280,15 +325,18 @@ Result<CaseSpec> ParseCaseFields(const nlohmann::json& c, const std::string& whe
     proto.max_draws = *d;
   }
   if (c.contains("tv")) {
-    if (!c["tv"].is_number() || !(c["tv"].get<double>() > 0 && c["tv"].get<double>() <= 0.5)) {
-      return ParseError(where + ": \"tv\" must be in (0, 0.5]");
-    }
-    proto.tv = c["tv"].get<double>();
+    auto tv = ParseTv(c["tv"], where);
+    if (!tv.ok()) return tv.error();
+    proto.tv = *tv;
   }
   if (c.contains("ambiguous")) {
     auto a = ParseAmbiguous(c["ambiguous"], where);
     if (!a.ok()) return a.error();
     proto.ambiguous = *a;
+  }
+  if (c.contains("refuse")) {
+    if (!c["refuse"].is_boolean()) return ParseError(where + ": \"refuse\" must be true or false");
+    proto.refuse_invalid = c["refuse"].get<bool>();
   }
   return proto;
 }
@@ -322,8 +370,11 @@ Status ParseRowCases(const nlohmann::json& c, const CaseSpec& proto, const std::
     for (size_t pi = 0; pi < params.size(); ++pi) {
       auto p = ParseParams(params[pi]);
       if (!p.ok()) return ParseError(where + ": " + p.error().message);
-      if (auto bad = InvalidEverywhere(*p)) return ParseError(where + ": invalid params under every profile: " + *bad);
-      if (!proto.profile.empty()) {
+      if (auto bad = InvalidEverywhere(*p); bad && !proto.refuse_invalid) {
+        return ParseError(where + ": invalid params under every profile: " + *bad + " (\"refuse\": true makes a case "
+                          "that the sampler must refuse them)");
+      }
+      if (!proto.profile.empty() && !proto.refuse_invalid) {
         if (auto bad = ValidateParams(*p, *FindProfile(proto.profile))) {
           return ParseError(where + ": " + bad->message);
         }
@@ -346,7 +397,7 @@ Status ParseRowCases(const nlohmann::json& c, const CaseSpec& proto, const std::
 Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::path& base_dir,
                  const std::string& source, std::set<std::string>& names, Suite& suite) {
   static const std::set<std::string> kCaseKeys = {"name", "row", "rows", "params", "profile", "max_draws", "tv",
-                                                  "ambiguous", "note", "batch"};
+                                                  "ambiguous", "note", "batch", "decode", "refuse"};
   const auto& c = json["cases"][ci];
   std::string where = source + ": case " + std::to_string(ci);
   if (!c.is_object()) return ParseError(where + " is not an object");
@@ -361,6 +412,12 @@ Status ParseCase(const nlohmann::json& json, size_t ci, const std::filesystem::p
   where = source + ": case \"" + base_name + "\"";
   auto proto = ParseCaseFields(c, where);
   if (!proto.ok()) return proto.error();
+  if (c.contains("refuse") && c.contains("batch")) {
+    return ParseError(where + ": \"refuse\" applies to a row case (a batch is drawn whole)");
+  }
+  if (c.contains("decode") && !c.contains("batch")) {
+    return ParseError(where + ": \"decode\" applies to a batch case (its requests are the batch's rows)");
+  }
   if (c.contains("batch")) {
     Result<CaseSpec> batch = ParseBatchCase(c, *proto, base_name, where, base_dir);
     if (!batch.ok()) return batch.error();
@@ -381,10 +438,14 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
   if (json.contains("generated")) {
     if (Status st = ParseGeneratedBlock(json, source, suite); !st.ok()) return st.error();
   }
+  if (json.contains("corners")) {
+    if (Status st = ParseCornersBlock(json, source, suite); !st.ok()) return st.error();
+  }
   if (!suite.profile.empty() && !FindProfile(suite.profile)) {
     return ParseError(source + ": unknown profile \"" + suite.profile + "\"");
   }
-  if (!json.contains("cases") || !json["cases"].is_array() || (json["cases"].empty() && suite.generated == 0)) {
+  if (!json.contains("cases") || !json["cases"].is_array() ||
+      (json["cases"].empty() && suite.generated == 0 && !suite.corners)) {
     return ParseError(source + ": \"cases\" must be a non-empty array");
   }
   std::set<std::string> names;

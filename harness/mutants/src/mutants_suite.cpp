@@ -8,6 +8,9 @@
 //              average in 2^27 draws (P(no hit) = 3e-4; deterministic under the fixed seed)
 //   V2-ties / tied-topk / V1-nonstrict  tie groups and an exact top-p equality at the boundary
 //   sentinel-k0  top_k = 0, disabled in the profile (the smoke suite has no sentinel case)
+//   corners    the fixed corner block of standard (corners.h): the parameter corners of the field
+//   decode     8 requests drawn as a decode loop (one call per step, offsets advancing by one): the repeats of adjacent
+//              steps see a uniform baked into a captured graph and keys reused across steps (issue 31)
 #include "samplecheck/mutants/mutation_score.h"
 
 namespace samplecheck::harness {
@@ -23,6 +26,7 @@ std::string_view MutantsSuiteJson() {
   "power": 0.99,
   "max_draws": 1048576,
   "min_draws": 20000,
+  "corners": {"seed": 31, "max_draws": 8192, "tv": 0.05},
   "cases": [
     {"name": "skew", "row": {"kind": "dyadic", "probs": [0.5, 0.25, 0.125, 0.125]}, "params": {"temperature": 1.0},
      "max_draws": 8388608, "tv": 1e-4},
@@ -35,7 +39,10 @@ std::string_view MutantsSuiteJson() {
      "params": {"top_k": 10}},
     {"name": "V1-nonstrict", "row": {"kind": "dyadic", "vector": "V1"}, "params": {"top_p": 0.5}},
     {"name": "sentinel-k0", "row": {"kind": "gaussian", "vocab": 1000, "sigma": 2.0}, "params": {"top_k": 0}},
-    {"name": "topp-low", "row": {"kind": "zipf", "vocab": 4096, "exponent": 1.0}, "params": {"top_p": 0.3}}
+    {"name": "topp-low", "row": {"kind": "zipf", "vocab": 4096, "exponent": 1.0}, "params": {"top_p": 0.3}},
+    {"name": "decode", "decode": true, "max_draws": 4096, "tv": 0.1, "batch": [
+      {"row": {"kind": "gaussian", "vocab": 1000, "sigma": 2}, "params": {"top_k": 50}, "copies": 4},
+      {"row": {"kind": "zipf", "vocab": 1000}, "params": {"temperature": 0.8, "top_p": 0.9}, "copies": 4}]}
   ]
 })json";
 }

@@ -199,6 +199,7 @@ json ShardToJson(const ShardInfo& s) {
     } else {
       row["agreement"] = nullptr;
     }
+    row["stream"] = e.stream;
     evidence.push_back(std::move(row));
   }
   return {{"index", s.index},
@@ -254,6 +255,11 @@ ShardInfo ShardFromJson(const json& j) {
       e.agreement_fast_token = Field<int32_t>(a, aat, "fast_token");
       e.agreement_sampled_token = Field<int32_t>(a, aat, "sampled_token");
     }
+    // Written since the stream checks (issue 31): absent or null where the shard judged no stream.
+    if (row.contains("stream") && !row["stream"].is_null()) {
+      if (!row["stream"].is_object()) throw std::runtime_error(rat + "/stream must be an object or null");
+      e.stream = row["stream"];
+    }
     s.evidence.push_back(std::move(e));
   }
   if (s.count == 0 || s.index >= s.count) throw std::runtime_error("shard index must be below its count");
@@ -287,6 +293,7 @@ json ReportToJson(const CampaignReport& r) {
                    {"min_draws", r.evidence.min_draws},
                    {"allow_skipped", r.evidence.allow_skipped},
                    {"allow_underpowered", r.evidence.allow_underpowered}};
+  if (r.lossy) j["lossy"] = true;  // written only for a lossy sampler (result.h): other reports are unchanged
   j["interrupted"] = r.interrupted;
   j["max_draws_override"] = r.max_draws_override ? json(*r.max_draws_override) : json(nullptr);
   j["budget"] = r.budget_seconds > 0 ? json{{"seconds", r.budget_seconds},
@@ -419,6 +426,7 @@ Result<CampaignReport> ReportFromJson(const json& j) {
         return ParseError("/equivalence: eps must be in (0, 1) and chi2_eps >= 0");
       }
     }
+    r.lossy = j.contains("lossy") && Field<bool>(j, "", "lossy");
     r.planned_cases = j.contains("planned_cases") ? Field<size_t>(j, "", "planned_cases") : r.cases.size();
     // Written since sharding (docs/scale.md): absent in older reports.
     if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);

@@ -33,6 +33,10 @@ enum class Fault {
   kGreedyMixedBatch,      // a greedy request in a batch with sampled ones is sampled at temperature 1
   kRngGlobal,             // coins from a process-wide counter, not the request's (seed, offset)
   kRngReused,             // the coin and the residual draw use the same uniform
+  // issue 31: the stream across seeds, steps and calls
+  kSeedIgnored,           // the counters' key is 0 whatever the request's seed
+  kStepKeyReuse,          // every other step (offset / (g + 1) odd) reuses the previous step's counters
+  kGraphBakedCoins,       // Verify calls of 2..64 requests replay the counters of the first call of that size
 };
 
 struct MutantDef {
@@ -61,6 +65,14 @@ constexpr MutantDef kMutants[] = {
      "coins from a process-wide Philox counter instead of the request's (seed, offset): not reproducible"},
     {"spec-rng-reused", Fault::kRngReused, "reused RNG",
      "the coin u_j is reused as the residual draw's uniform (the rejection token is drawn given u >= p/q)"},
+    {"spec-seed-ignored", Fault::kSeedIgnored, "seed ignored",
+     "coins keyed by the offset alone (key 0 whatever the seed): a new request replays an earlier one's stream "
+     "(TRT-LLM#19505 / #17599)"},
+    {"spec-step-key-reuse", Fault::kStepKeyReuse, "keys reused across steps",
+     "every other step (trial) verifies with the previous step's counters (vLLM block verification, #46781)"},
+    {"spec-graph-baked-coins", Fault::kGraphBakedCoins, "uniform baked into a captured graph",
+     "Verify calls of 2..64 requests (a captured decode graph) replay the counters of each slot of the first call of "
+     "that size (imp#2013)"},
 };
 
 std::string KnownProfiles() {
@@ -109,8 +121,17 @@ class ExactVerifier final : public Verifier {
       for (const VerifyRequest& r : requests) (IsGreedyParams(r.params, *verify_profile_) ? greedy : sampled) = true;
       mixed = greedy && sampled;
     }
+    std::vector<SamplingParams> counters;
+    for (const VerifyRequest& q : requests) counters.push_back(q.params);
+    if (fault_ == Fault::kGraphBakedCoins && requests.size() >= 2 && requests.size() <= 64) {
+      auto [captured, first] = graph_.try_emplace(requests.size(), counters);
+      if (!first) counters = captured->second;  // a replay of the captured graph: its counters
+    }
     for (size_t r = 0; r < requests.size(); ++r) {
-      if (Status st = VerifyOne(requests[r], results[r], mixed); !st.ok()) {
+      VerifyRequest q = requests[r];
+      q.params.seed = counters[r].seed;
+      q.params.offset = counters[r].offset;
+      if (Status st = VerifyOne(q, results[r], mixed); !st.ok()) {
         return st.error().WithContext("request " + std::to_string(r));
       }
     }
@@ -246,8 +267,14 @@ class ExactVerifier final : public Verifier {
       return Status::Ok();
     }
     const std::span<const int32_t> tokens(q.draft_tokens, static_cast<size_t>(q.g));
-    Result<ChainOutcome> out = fault_ == Fault::kNone
-                                   ? VerifyChain(prepared.view, tokens, q.params.seed, q.params.offset, {q.uniforms})
+    uint64_t seed = q.params.seed, offset = q.params.offset;
+    const uint64_t step = static_cast<uint64_t>(q.g) + 1;
+    if (fault_ == Fault::kSeedIgnored) seed = 0;
+    if (fault_ == Fault::kStepKeyReuse && (offset / step) % 2 == 1) offset -= step;
+    const bool stream_fault = fault_ == Fault::kSeedIgnored || fault_ == Fault::kStepKeyReuse ||
+                              fault_ == Fault::kGraphBakedCoins;
+    Result<ChainOutcome> out = fault_ == Fault::kNone || stream_fault
+                                   ? VerifyChain(prepared.view, tokens, seed, offset, {q.uniforms})
                                    : FaultyChain(prepared, tokens, q);
     if (!out.ok()) return out.status();
     result.accepted = out->accepted;
@@ -350,6 +377,7 @@ class ExactVerifier final : public Verifier {
   std::map<const void*, std::pair<std::shared_ptr<const ProcessedDistribution>, std::shared_ptr<const InverseCdf>>>
       bonus_;
   static inline std::atomic<uint64_t> global_counter_{0};
+  std::map<size_t, std::vector<SamplingParams>> graph_;  // kGraphBakedCoins: the counters captured per batch size
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,9 @@ class MutantSampler final : public Sampler {
 
   Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
     if (Status st = CheckSampleArgs(batch, params, tokens.size(), profile_); !st.ok()) return st;
+    std::vector<Counter> counters(params.size());
+    for (size_t r = 0; r < params.size(); ++r) counters[r] = CounterOf(params, r);
+    StreamCounters(params, counters);
     for (size_t r = 0; r < params.size(); ++r) {
       const SamplingParams used = UsedParams(params, r);
       auto weights = cache_.Get(batch.Row(static_cast<int64_t>(r)), used,
@@ -165,7 +169,8 @@ class MutantSampler final : public Sampler {
         tokens[r] = def_.fault.unsamplable_row_token;
         continue;
       }
-      tokens[r] = (*weights)->table.Draw(CounterOf(params, r));
+      // A fault that masks every token (topp-tiny-masks-all) leaves nothing to draw: the invalid marker.
+      tokens[r] = (*weights)->table.empty() ? kInvalidToken : (*weights)->table.Draw(counters[r]);
     }
     return Status::Ok();
   }
@@ -201,6 +206,10 @@ class MutantSampler final : public Sampler {
       }
       return Status::Ok();
     }
+    if (weights->table.empty()) {  // every token masked by the fault: every draw is the invalid marker
+      if (invalid_draws) *invalid_draws += draws;
+      return Status::Ok();
+    }
     for (uint64_t done = 0; done < draws;) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(rows, draws - done));
       for (size_t i = 0; i < n; ++i) batch[i].offset = params.offset + done + i;
@@ -231,6 +240,27 @@ class MutantSampler final : public Sampler {
     return {batch[r].seed, batch[r].offset};
   }
 
+  // The stream fault of a Sample call (mutants_fault.h, StreamFault): rewrites the call's counters from this
+  // instance's state.
+  void StreamCounters(std::span<const SamplingParams> batch, std::vector<Counter>& counters) {
+    const size_t rows = batch.size();
+    if (def_.fault.stream == StreamFault::kGraphBakedUniform) {
+      if (rows < 2 || rows > 32 || (rows & (rows - 1)) != 0) return;  // not a captured size: eager
+      auto [captured, first] = graph_.try_emplace(rows, counters);
+      if (!first) counters = captured->second;  // a replay: the counters baked at capture
+      return;
+    }
+    if (def_.fault.stream != StreamFault::kStepKeyReuse) return;
+    bool step = rows >= 2 && last_.size() == rows;
+    for (size_t r = 0; step && r < rows; ++r) {
+      step = batch[r].seed == last_[r].seed && batch[r].offset == last_[r].offset + 1;
+    }
+    step_ = step ? step_ + 1 : 0;
+    last_.assign(batch.begin(), batch.end());
+    if (step_ % 2 == 1) counters = last_counters_;  // the offset advanced every second step only
+    last_counters_ = counters;
+  }
+
   Result<Weights> DrawWeights(std::span<const float> row, const SamplingParams& used) const {
     auto dist = ComputeDistribution(LogitsView::Fp32(row), used, profile_);
     if (!dist.ok()) return dist.error();
@@ -242,6 +272,10 @@ class MutantSampler final : public Sampler {
   }
 
   const MutantDef& def_;
+  std::map<size_t, std::vector<Counter>> graph_;  // kGraphBakedUniform: the counters captured per batch size
+  std::vector<SamplingParams> last_;              // kStepKeyReuse: the previous call's rows
+  std::vector<Counter> last_counters_;
+  uint64_t step_ = 0;
   Profile profile_;  // the correct profile with the profile hook applied
   RowCache<Weights> cache_;  // keyed by the parameters the mutant really uses (after its params hook)
 };

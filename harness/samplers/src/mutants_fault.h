@@ -51,6 +51,18 @@ struct Counter {
   uint64_t offset = 0;
 };
 
+// A fault of the stream across calls: state one sampler instance keeps from call to call (issue 31), invisible in
+// any one call. The counting fast path (CountDraws: batches of 4096 rows, run eager) never has it.
+enum class StreamFault {
+  kNone,
+  kGraphBakedUniform,  // calls of 2, 4, 8, 16 or 32 rows (the batch sizes of a captured decode graph) replay the
+                       // (seed, offset) of each row slot of the first call of that size: the uniform is baked into
+                       // the graph (imp#2013: 8 of 8 replies began with the same token)
+  kStepKeyReuse,       // a call of 2 or more rows that repeats the previous call's seeds with every offset advanced by
+                       // one (a decode step) reuses the previous step's counters every other step: keys reused
+                       // across consecutive steps (vLLM block verification, #46781)
+};
+
 using ProfileHook = void (*)(Profile& profile);
 // The parameters the engine uses for row `row` of the batch (the hook keeps seed and offset of that row).
 using ParamsHook = SamplingParams (*)(std::span<const SamplingParams> batch, size_t row);
@@ -68,6 +80,7 @@ struct Fault {
   bool distribution_reported_only = false;
   DrawRule draw = DrawRule::kInverseCdf;
   RngHook rng = nullptr;
+  StreamFault stream = StreamFault::kNone;
   int32_t unsamplable_row_token = kInvalidToken;  // what a NaN / all -inf row returns
 };
 

@@ -153,6 +153,60 @@ void GumbelNoiseFloor(const RowView& row, std::vector<long double>& weights) {
   if (changed) Normalize(weights);
 }
 
+// ---- corner hooks (issue 31: parameter corners no hand-picked case visits) ----------------------------------------
+
+// mlx-lm#1912: the fp32 cumulative sum never reaches a top_p <= 1e-7 before the first token, so every token is masked
+// (the row comes out unsamplable: the invalid marker).
+void TinyTopPMasksAll(const RowView& row, std::vector<long double>& weights) {
+  if (row.params.top_p <= 1e-7) std::fill(weights.begin(), weights.end(), 0.0L);
+}
+
+// A top-k over fewer finite logits than k pads its candidates with -inf tokens, and top-p's cumulative sum counts the
+// first of them as if it had the least kept probability: a masked token is drawn.
+void TopKOverFiniteLeaks(const RowView& row, std::vector<long double>& weights) {
+  const auto finite = static_cast<int64_t>(AliveCount(row.logits));
+  if (!(row.params.top_k > finite && row.params.top_p < 1.0) || KeptCount(weights) == 0) return;
+  long double least = 1.0L;
+  for (long double w : weights) {
+    if (w > 0) least = std::min(least, w);
+  }
+  for (size_t t = 0; t < weights.size(); ++t) {
+    if (std::isinf(row.logits[t])) {
+      weights[t] = least;
+      break;
+    }
+  }
+  Normalize(weights);
+}
+
+// A top-k of k >= V takes the "no filter" fast path, which skips the top-p stage as well.
+void TopKAtVocabSkipsTopP(const RowView& row, std::vector<long double>& weights) {
+  if (!(row.params.top_k >= static_cast<int64_t>(row.logits.size()) && row.params.top_p < 1.0)) return;
+  SamplingParams without = row.params;
+  without.top_p = 1.0;
+  auto wider = ComputeDistribution(LogitsView::Fp32(row.logits), without, row.profile);
+  if (!wider.ok() || wider->greedy) return;
+  std::fill(weights.begin(), weights.end(), 0.0L);
+  for (size_t i = 0; i < wider->kept.size(); ++i) weights[static_cast<size_t>(wider->kept[i])] = wider->prob[i];
+}
+
+// mlxcel#1391: a min-p kernel whose block covers 32768 ids filters those alone; ids beyond keep their probability.
+void MinPFirst32kOnly(const RowView& row, std::vector<long double>& weights) {
+  constexpr size_t kBlock = 32768;
+  if (!(row.params.min_p > 0.0 && row.logits.size() > kBlock)) return;
+  SamplingParams without = row.params;
+  without.min_p = 0.0;
+  auto unfiltered = ComputeDistribution(LogitsView::Fp32(row.logits), without, row.profile);
+  if (!unfiltered.ok() || unfiltered->greedy) return;
+  std::vector<long double> out(weights.size(), 0.0L);
+  for (size_t i = 0; i < unfiltered->kept.size(); ++i) {
+    const auto t = static_cast<size_t>(unfiltered->kept[i]);
+    if (t >= kBlock || weights[t] > 0) out[t] = unfiltered->prob[i];
+  }
+  Normalize(out);
+  weights.swap(out);
+}
+
 // ---- params hooks ----------------------------------------------------------------------------------------------
 
 SamplingParams MinPZeroClamp(std::span<const SamplingParams> batch, size_t row) {
@@ -200,6 +254,7 @@ SamplingParams TopKZeroIsGreedy(std::span<const SamplingParams> batch, size_t ro
 
 Counter SeedOfRowZero(std::span<const SamplingParams> batch, size_t) { return {batch[0].seed, batch[0].offset}; }
 Counter OffsetNotAdvanced(std::span<const SamplingParams> batch, size_t row) { return {batch[row].seed, row}; }
+Counter SeedIgnored(std::span<const SamplingParams> batch, size_t row) { return {0, batch[row].offset}; }
 Counter CounterByBatchSize(std::span<const SamplingParams> batch, size_t row) {
   const uint64_t offset = batch[row].offset;
   return {batch[row].seed, batch.size() >= 8 ? offset * kRejectionRetries : offset};  // the graph variant's stride
@@ -248,6 +303,7 @@ Fault WithDistribution(DistributionHook hook, bool reported_only = false) {
 }
 Fault WithDraw(DrawRule rule) { Fault f; f.draw = rule; return f; }
 Fault WithRng(RngHook hook) { Fault f; f.rng = hook; return f; }
+Fault WithStream(StreamFault fault) { Fault f; f.stream = fault; return f; }
 Fault WithUnsamplableRowToken(int32_t token) { Fault f; f.unsamplable_row_token = token; return f; }
 
 constexpr char kNotRenormalized[] = "not renormalized after truncation";
@@ -261,6 +317,7 @@ constexpr char kWrongRow[] = "per-row parameters from the wrong row";
 constexpr char kFloors[] = "numerical floors";
 constexpr char kBadRows[] = "bad rows";
 constexpr char kPlanted[] = "generic planted faults";
+constexpr char kCorners[] = "parameter corners";
 
 }  // namespace
 
@@ -391,6 +448,39 @@ const std::vector<MutantDef>& MutantDefs() {
         "random",
         "draw", "campaign:smoke/pearson lower tail", false},
        WithDraw(DrawRule::kLowDiscrepancy)},
+      // --- issue 31: seeds, steps and corners (caught by the stream checks, the decode and corner cases) ---
+      {{"seed-ignored", kRng,
+        "TRT-LLM#19505 / #17599 (per-request seeds ignored on the speculative path), mlx-vlm#1844 (an omitted seed "
+        "becomes 0), tt-metal#53166 (n > 1 completions byte-identical)",
+        "the Philox key is 0 whatever the row's seed: the stream is keyed by the offset alone", "rng",
+        "campaign:seed-dependence", true},
+       WithRng(SeedIgnored)},
+      {{"graph-baked-uniform", kRng, "imp#2013 (a CUDA-graph step bakes one uniform: 8 of 8 replies began with the "
+        "same token)",
+        "calls of 2, 4, .., 32 rows (a captured decode graph) replay the (seed, offset) of the first call of that size",
+        "stream", "campaign:decode/step-repeats", true},
+       WithStream(StreamFault::kGraphBakedUniform)},
+      {{"step-key-reuse", kRng, "vLLM block verification #46781 (keys reused across consecutive steps)",
+        "a decode step (the previous call's rows, every offset + 1) reuses the previous step's counters every other "
+        "step", "stream", "campaign:decode/step-repeats", false},
+       WithStream(StreamFault::kStepKeyReuse)},
+      {{"topp-tiny-masks-all", kCorners, "mlx-lm#1912 (every token masked at top_p <= 1e-7 in fp32)",
+        "top_p <= 1e-7 masks every token: the row comes out unsamplable (the invalid marker)", "distribution",
+        "campaign:corner/support", true},
+       WithDistribution(TinyTopPMasksAll)},
+      {{"topk-over-finite-leak", kCorners,
+        "issue 31: a top-p request on a row with fewer finite logits than its top_k",
+        "top_k > #finite pads the candidates with -inf tokens; top-p counts the first as the least kept token",
+        "distribution", "campaign:corner/support", false},
+       WithDistribution(TopKOverFiniteLeaks)},
+      {{"topk-at-vocab-skips-topp", kCorners, "issue 31: top_k >= V with top_p (a no-filter fast path)",
+        "top_k >= V takes the no-filter path, which skips top-p too", "distribution", "campaign:corner/support",
+        false},
+       WithDistribution(TopKAtVocabSkipsTopP)},
+      {{"minp-first-32k-only", kCorners, "mlxcel#1391 (min-p wrong on vocabularies above 32768)",
+        "min-p filters ids below 32768 only; ids beyond keep their probability", "distribution",
+        "campaign:corner/support", false},
+       WithDistribution(MinPFirst32kOnly)},
       {{"nan-row-token-0", kBadRows, "vLLM v1 all -inf row: argmax of NaN returns token 0 silently (semantics.md 1.2)",
         "an unsamplable row (NaN or every logit -inf) returns token 0 instead of kInvalidToken", "bad-row",
         "property:support-containment", false},

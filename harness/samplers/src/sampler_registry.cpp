@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "samplecheck/samplers/exact_sampler.h"
+#include "samplecheck/samplers/lossy.h"
 #include "samplecheck/samplers/mutants.h"
 #include "samplecheck/samplers/plugin_sampler.h"
 #include "samplecheck/samplers/process_sampler.h"
@@ -112,6 +113,13 @@ Result<std::unique_ptr<Sampler>> MakeProcess(const SamplerSpec& spec, const Samp
   return MakeProcessSampler(spec.arg, *options);
 }
 
+Result<std::unique_ptr<Sampler>> MakeLossy(const SamplerSpec& spec, const SamplerOptions& options) {
+  if (spec.arg.empty()) return MalformedSamplerSpec(spec.text, "lossy needs the spec of a sampler (lossy:<spec>)");
+  auto inner = MakeSampler(spec.arg, options);
+  if (!inner.ok()) return inner.error();
+  return MakeLossySampler(std::move(*inner));
+}
+
 }  // namespace
 
 const std::vector<SamplerKind>& SamplerKinds() {
@@ -131,6 +139,10 @@ const std::vector<SamplerKind>& SamplerKinds() {
        MakePluginInProcess},
       {"process", "process:<command>", "an external program speaking docs/process-protocol.md on stdin/stdout", true,
        MakeProcess},
+      {"lossy", "lossy:<spec>",
+       "any sampler spec declared an approximation: campaigns state its measured TV instead of a pass/fail "
+       "(gate --max-tv)",
+       true, MakeLossy},
   };
   return kinds;
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "samplecheck/samplers/lossy.h"
 #include "samplecheck/samplers/plugin_sampler.h"
 #include "samplecheck/samplers/process_sampler.h"
 #include "samplecheck/samplers/verifier.h"
@@ -93,6 +94,15 @@ const std::vector<VerifierKind>& VerifierKinds() {
                    auto options = ProcessSamplerOptions::FromEnvironment();
                    if (!options.ok()) return options.error();
                    return MakeProcessVerifier(arg, *options);
+                 }});
+    v.push_back({"lossy", "lossy:<spec>",
+                 "any verifier spec declared an approximation: campaigns state its measured TV instead of a pass/fail "
+                 "(gate --max-tv)",
+                 true,
+                 [](std::string_view, std::string_view arg, std::string_view profile) -> Made {
+                   auto inner = MakeVerifier(arg, profile);  // any verifier declared an approximation (lossy.h)
+                   if (!inner.ok()) return inner.error();
+                   return MakeLossyVerifier(std::move(*inner));
                  }});
     return v;
   }();

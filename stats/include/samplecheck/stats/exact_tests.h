@@ -36,6 +36,12 @@ Result<ExactPValue> MonteCarloPearsonTest(std::span<const std::uint64_t> observe
 // over j with P(X = j) <= P(X = k) (relative tolerance 1e-7), as R's binom.test. n >= 1, k <= n, p in (0, 1).
 Result<double> ExactBinomialPValue(std::uint64_t k, std::uint64_t n, double p);
 
+// The lower tail of a two-cell fit, exactly: P(|X - n p| <= |k - n p|) for X ~ Binomial(n, p), the probability of a fit
+// at least as good as k of n. The chi-square lower tail of X^2 (dof 1) misses the lattice: at p = 1/2 and n even, X^2 = 0
+// has probability ~sqrt(2 / (pi n)) (0.9% at n = 8192) where the continuous tail says 0. n >= 1, k <= n, p in (0, 1).
+//   alpha: exact (conservative: the atom at the observed fit is counted).
+Result<double> ExactTwoCellFitLowerTail(std::uint64_t k, std::uint64_t n, double p);
+
 struct Interval {
   double lower = 0.0;
   double upper = 1.0;

@@ -126,6 +126,11 @@ struct PreparedCase {
   std::vector<int32_t> excluded;        // ambiguous tokens set apart when the case is conditioned
   stats::BinningPlan binning;
   bool skip = false;
+  bool decode = false;                  // a row of a decode case: drawn one call per step (src/stream_draw.h)
+  // A refusal case: a corner case whose parameters the judged profile calls invalid, judged by one sampling call
+  // that must fail with an error naming the field (check refusal), never skipped.
+  bool refusal = false;
+  std::string refusal_field{}, refusal_value{};
 };
 
 struct CaseBudget {
@@ -141,6 +146,8 @@ struct CaseBudget {
 
 // The deterministic seed of a case: splitmix of the campaign seed and the case name (stable when cases are added).
 uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name);
+// The seed of a row case's row (MakeRow) from its case seed.
+uint64_t CaseRowSeed(uint64_t case_seed);
 
 // Steps 1-3 for one case. Errors are input errors (the row cannot be built or the reference cannot be computed).
 // case_seed makes the row (and its perturbation); draw_case_seed the sampler's seed.
@@ -152,7 +159,7 @@ Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, u
 // that breaks an invariant makes the case an error.
 void EvaluateCase(PreparedCase& prepared, const std::vector<uint64_t>& histogram, uint64_t invalid_draws,
                   const std::string& sampler_error = "", const struct BatchEvidence* batch = nullptr,
-                  const struct AgreementEvidence* agreement = nullptr);
+                  const struct AgreementEvidence* agreement = nullptr, const struct StreamEvidence* stream = nullptr);
 
 // Step 2 alone: the draws of a prepared case under `budget` (cells of the head binning at the cap, the draws for
 // the budget's TV at power, clamped to [min_draws, max_draws]), its binning and its achieved power. PrepareCase

@@ -107,6 +107,7 @@ struct CaseEvidence {
   const BatchEvidence* batch = nullptr; // a row of a batch case; nullptr for a row case
   const AgreementEvidence* agreement = nullptr;  // a row case of a sampler with a counting fast path
   const SpecEvidence* spec = nullptr;   // a case of a speculative-decoding campaign
+  const struct StreamEvidence* stream = nullptr;  // seeds, handles, steps, refusal (stream.h)
   const struct ReplayEvidence* replay = nullptr;  // a case of a replay campaign (replay_campaign.h)
 };
 

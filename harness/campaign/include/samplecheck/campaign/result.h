@@ -158,6 +158,9 @@ struct ShardRowEvidence {
   SparseCounts agreement_fast, agreement_sampled;
   int64_t agreement_first_difference = -1;
   int32_t agreement_fast_token = 0, agreement_sampled_token = 0;
+  // The stream checks' fields (seed_dependence, fresh_handle, step_repeats, ...) as this shard judged them from the
+  // case's first draws, which it holds; null in the other shards' evidence (and in reports before issue 31).
+  nlohmann::json stream;
 };
 
 // What makes a report a shard's (run --shard I/N): which part it is, what fixes the plan, and the evidence of its
@@ -234,6 +237,10 @@ struct CampaignReport {
   // divergence < equivalence_chi2_eps when that is set); the cases carry their bounds ("equivalence").
   double equivalence_eps = 0.0;
   double equivalence_chi2_eps = 0.0;
+  // The sampler or verifier declared itself lossy (Capabilities::lossy; `lossy:<spec>`): its cases' p-values are
+  // measurements, never Holm rejections; the verdict is a distance (the cases' equivalence bounds), judged against
+  // equivalence_eps (run --equivalence, gate --max-tv) and otherwise not a pass.
+  bool lossy = false;
   bool interrupted = false;          // the run was stopped (SIGINT, SIGTERM) before every case was judged
   bool properties_run = false;       // the property suites ran with the campaign (samplecheck verify)
   uint64_t property_seed = 0;
@@ -268,5 +275,9 @@ void ComputeCasePValue(CaseResult& c);
 // failing hard outcome or a Holm rejection. Used by the campaign after the last case and by the gate to recompute
 // the verdict of a stored report.
 void ApplyCampaignVerdict(CampaignReport& report);
+
+// `gate --max-tv T`: judges every row case's stored equivalence bounds against TV T (as run --equivalence T would),
+// then the verdict (ApplyCampaignVerdict). kInvalidArgument for T outside (0, 1).
+Status ApplyMaxTv(CampaignReport& report, double max_tv);
 
 }  // namespace samplecheck::harness

@@ -54,6 +54,12 @@ struct CaseSpec {
   uint64_t max_draws = 0;         // 0 = the suite's
   std::optional<double> tv;       // detectable TV; unset = the suite's
   std::optional<AmbiguousAction> ambiguous;
+  // A batch case drawn as an engine's decode loop (docs/suites.md, "decode"): one Sample call per step holding every
+  // row once, offsets advancing by one per step; its rows add the stream checks of adjacent steps.
+  bool decode = false;
+  // Parameters invalid under the judged profile make a refusal case (the sampler must refuse them) instead of a
+  // skipped one: the corner cases (corners.h).
+  bool refuse_invalid = false;
 };
 
 struct Suite {
@@ -80,6 +86,12 @@ struct Suite {
   size_t generated = 0;
   std::optional<uint64_t> generated_seed;
   uint64_t generated_max_draws = 0;  // 0: the suite's cap
+  // "corners": {"seed": s | "fresh", "max_draws": m, "tv": t}: the corner cases of a pairwise covering design
+  // (corners.h) after the generated ones, from design seed s, or the campaign seed when "fresh".
+  bool corners = false;
+  std::optional<uint64_t> corners_seed;
+  uint64_t corners_max_draws = 8192;
+  double corners_tv = 0.05;
 };
 
 // Parses a suite document; relative .npy paths resolve against base_dir. kParse names the case and field.

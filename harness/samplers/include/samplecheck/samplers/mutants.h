@@ -12,7 +12,8 @@
 //   distribution  a post-processing fault on the processed distribution (a dropped, added or skewed token, a
 //                 leak onto masked tokens, a noise floor, ...)
 //   draw          a fault in the draw (an unnormalized or fp32 CDF, a rejection loop that gives up, ...)
-//   rng           a fault in the (seed, offset) of a draw (reused, not advanced, batch-dependent)
+//   rng           a fault in the (seed, offset) of a draw (reused, not advanced, batch-dependent, seed ignored)
+//   stream        state carried across calls (a uniform baked into a captured graph, keys reused across steps)
 //   bad rows      what an unsamplable row returns
 // `mutant:none` is that machinery with no fault: the control, which must pass every check.
 #pragma once
@@ -37,7 +38,7 @@ struct MutantInfo {
   std::string bug_class;       // the class of docs/semantics.md §2 it models
   std::string source;          // the engine, issue or seed it models
   std::string fault;           // the injected fault, one sentence
-  std::string hook;            // profile | params | distribution | draw | rng | bad-row
+  std::string hook;            // profile | params | distribution | draw | rng | stream | bad-row
   std::string expected_check;  // the check meant to catch it: "campaign:<case>/<test>" or "property:<name>"
   bool gross = false;          // TV > 0.1 on the case that exposes it
 };

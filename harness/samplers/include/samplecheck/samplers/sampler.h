@@ -42,6 +42,10 @@ struct Capabilities {
   bool gpu = false;                 // runs on a GPU: a large replicated batch costs little (the agreement check of
                                     // a campaign then samples 2^16 draws of every row, whatever its size)
   std::string profile;           // the semantics profile the sampler claims ("" when unknown: `identify` finds it)
+  // The sampler approximates its profile by design (a lossy fast path): a campaign then states its measured distance
+  // to the profile instead of a pass/fail of equality, and `gate --max-tv T` judges that distance (docs/campaigns.md,
+  // "Lossy samplers"). `--sampler lossy:<spec>` declares it for any sampler.
+  bool lossy = false;
 };
 
 class Sampler {

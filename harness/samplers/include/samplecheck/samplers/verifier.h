@@ -55,6 +55,8 @@ struct VerifierCapabilities {
   bool draft_logits = true;        // takes DraftForm::kLogits
   bool parallel_instances = false; // instances may verify in parallel threads
   std::string profile;             // the semantics profile of its target processing
+  bool lossy = false;              // approximates the laws by design (Medusa typical acceptance, relaxed thresholds):
+                                   // its campaigns state a distance, not a verdict (`--verifier lossy:<spec>`)
 };
 
 class Verifier {
