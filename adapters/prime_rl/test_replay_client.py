@@ -49,6 +49,30 @@ def test_vllm_answers_a_batch_without_labels():
     assert answer[0] == "LOGPROBS" and answer[2] == [[0.0, -math.inf, -math.inf, -math.inf]] * 3
 
 
+def test_the_dispatcher_is_judged_as_vllm_triton_where_it_reaches_triton(monkeypatch):
+    # vLLM's dispatcher takes Triton (top-k keeps exactly k) from 8 rows on CUDA; judged as vllm (ties kept) it failed
+    # 19 rows of the H100 run (jitter-topk-boundary, batch-8, mixed-batch-16) that the Triton path passes.
+    import torch
+    import vllm_adapter as va
+
+    class Engine:  # VllmV1 without the tree: what vllm_side reads of it
+        def __init__(self, src=None, path="dispatch", device="cpu"):
+            self.device, self.name, self.last_path = torch.device(device), f"vllm:{path}", None
+
+    monkeypatch.setattr(va, "VllmV1", Engine)
+    monkeypatch.setattr(va, "triton_available", lambda: True)
+
+    def profile(path, device):
+        return rc.vllm_side(rc.argparse.Namespace(src=None, path=path, device=device)).profile
+
+    assert profile("dispatch", "cuda") == "vllm-triton"
+    assert profile("triton", "cuda") == "vllm-triton"
+    assert profile("dispatch", "cpu") == "vllm"  # a CPU dispatcher never reaches the Triton kernel
+    assert profile("pytorch", "cuda") == "vllm"
+    monkeypatch.setattr(va, "triton_available", lambda: False)
+    assert profile("dispatch", "cuda") == "vllm"
+
+
 def _samplecheck():
     for candidate in (os.environ.get("SAMPLECHECK_BIN"), ROOT / "build" / "cpu" / "tools" / "samplecheck"):
         if candidate and Path(candidate).is_file():
