@@ -8,7 +8,8 @@ message (LOGPROBS_BATCH, docs/process-protocol.md) through ``samplecheck.serve``
 
 vllm:      ``VllmV1(path=...).processed_logprobs`` (adapters/vllm: vLLM's own sampler files; ``--path pytorch``,
            ``triton`` (GPU) or ``dispatch``: Triton from 8 rows on CUDA), the batch in one call, as the engine
-           batches a step. The path that ran is logged to stderr per call.
+           batches a step. The path that ran is logged to stderr per call. Judged as ``vllm-triton`` where the
+           Triton path can run (``triton``; ``dispatch`` on CUDA), else ``vllm`` (``judged_profile``).
 prime-rl:  ``PrimeRlReplay.processed_logprobs`` with the rows' labels (its label guard; the rows it guarded are
            reported back). prime-rl has no min-p: a row with min_p > 0 is refused (unsupported: the campaign skips
            it); T <= 0 is refused (the PR rejects it at config time).
@@ -44,9 +45,21 @@ def vllm_side(args):
         print(f"vllm: {len(params)} rows through the {engine.last_path or 'no'} top-k/top-p path", file=sys.stderr)
         return out
 
-    profile = "vllm-triton" if args.path == "triton" else "vllm"
-    return samplecheck.Sampler(logprobs=logprobs, name=engine.name, profile=profile, tensors="torch",
-                               device=args.device)
+    return samplecheck.Sampler(logprobs=logprobs, name=engine.name, profile=judged_profile(args.path, engine),
+                               tensors="torch", device=args.device)
+
+
+def judged_profile(path, engine):
+    """The profile the vLLM side is judged as. One run has one profile, and the dispatcher takes Triton for a batch
+    of >= 8 rows on CUDA when Triton loads (topk_topp_sampler.py:345-360): its top-k keeps exactly k, the tie group
+    at the k-th logit trimmed, which `vllm` (ties kept) fails as beyond the margin. `vllm-triton` judges both of the
+    dispatcher's paths: the PyTorch path's extra tied members are margin-0 tie decisions there (replay-standard on
+    the PyTorch path judged as vllm-triton gives the same 141 pass, 2 fail as judged as vllm; docs/conformance.md,
+    "RL replay"). The PyTorch path alone (and the dispatcher on CPU, which never reaches Triton) stays `vllm`."""
+    import vllm_adapter as va
+    reaches_triton = path == "triton" or (path == "dispatch" and engine.device.type == "cuda" and
+                                          va.triton_available())
+    return "vllm-triton" if reaches_triton else "vllm"
 
 
 def prime_rl_side(args):

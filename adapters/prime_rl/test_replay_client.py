@@ -49,6 +49,30 @@ def test_vllm_answers_a_batch_without_labels():
     assert answer[0] == "LOGPROBS" and answer[2] == [[0.0, -math.inf, -math.inf, -math.inf]] * 3
 
 
+def test_the_dispatcher_is_judged_as_vllm_triton_where_it_reaches_triton(monkeypatch):
+    # vLLM's dispatcher takes Triton (top-k keeps exactly k) from 8 rows on CUDA; judged as vllm (ties kept) it failed
+    # 19 rows of the H100 run (jitter-topk-boundary, batch-8, mixed-batch-16) that the Triton path passes.
+    import torch
+    import vllm_adapter as va
+
+    class Engine:  # VllmV1 without the tree: what vllm_side reads of it
+        def __init__(self, src=None, path="dispatch", device="cpu"):
+            self.device, self.name, self.last_path = torch.device(device), f"vllm:{path}", None
+
+    monkeypatch.setattr(va, "VllmV1", Engine)
+    monkeypatch.setattr(va, "triton_available", lambda: True)
+
+    def profile(path, device):
+        return rc.vllm_side(rc.argparse.Namespace(src=None, path=path, device=device)).profile
+
+    assert profile("dispatch", "cuda") == "vllm-triton"
+    assert profile("triton", "cuda") == "vllm-triton"
+    assert profile("dispatch", "cpu") == "vllm"  # a CPU dispatcher never reaches the Triton kernel
+    assert profile("pytorch", "cuda") == "vllm"
+    monkeypatch.setattr(va, "triton_available", lambda: False)
+    assert profile("dispatch", "cuda") == "vllm"
+
+
 def _samplecheck():
     for candidate in (os.environ.get("SAMPLECHECK_BIN"), ROOT / "build" / "cpu" / "tools" / "samplecheck"):
         if candidate and Path(candidate).is_file():
@@ -98,3 +122,46 @@ def test_finding_vllm_raises_a_temperature_below_0_01_and_prime_rl_does_not():
     at_floor = prime.processed_logprobs(x, 0.01, -1, 1.0)
     assert torch.equal(vllm.processed_logprobs(x, 0.005, -1, 1.0, 0.0), at_floor)
     assert not torch.allclose(prime.processed_logprobs(x, 0.005, -1, 1.0), at_floor, atol=1e-3)
+
+
+# The Triton path's own finding (docs/conformance.md, "RL replay", H100): its top-p pivot search (topk_topp_triton.py
+# 681-747) bisects the probability range for at most 18 iterations and, when no probe lands between the boundary
+# token and its neighbour, cuts at the last interval's midpoint: the nucleus falls short of p. On the GPU only.
+def _triton():
+    try:
+        import vllm_adapter as va
+        return va.triton_available()
+    except Exception:  # noqa: BLE001 (no torch with CUDA here)
+        return False
+
+
+def _triton_and_prime_rl(rows):
+    import torch
+    import prime_rl_adapter as pa
+    import vllm_adapter as va
+    if not _triton():
+        pytest.skip("vLLM's Triton path needs triton and a CUDA device")
+    return va.VllmV1(path="triton", device="cuda"), pa.PrimeRlReplay(device="cuda"), torch.tensor(rows, device="cuda")
+
+
+def test_finding_triton_top_p_never_keeps_the_least_probable_group():
+    # p = (0.636, 0.182, 0.182), top_p 0.92: the nucleus needs all three. The search's lower bound is the least
+    # probability itself and it keeps probs > pivot, so the minimum's group is never kept (campaign row gen/18).
+    vllm, prime, x = _triton_and_prime_rl([[0.0, -1.25, -1.25]] * 8)
+    ours, theirs = vllm.processed_logprobs(x, 1.0, -1, 0.92, 0.0), prime.processed_logprobs(x, 1.0, -1, 0.92)
+    assert ours[0].isfinite().nonzero().flatten().tolist() == [0]
+    assert theirs[0].isfinite().nonzero().flatten().tolist() == [0, 1, 2]
+
+
+def test_finding_triton_top_p_stops_short_of_p_on_a_dense_tail():
+    # zipf(V = 32000, s = 1.1), top_p 0.9 (campaign row topp-32k): neighbours in the nucleus' tail are 2.7e-9 apart,
+    # 18 halvings of [outlier prob, max prob] resolve 4e-7: Triton keeps 5205 tokens of mass 0.89976, the PyTorch path
+    # and prime-rl 5226 (mass >= 0.9).
+    import torch
+    row = (-1.1 * torch.arange(1, 32001, dtype=torch.float64).log()).float().tolist()
+    vllm, prime, x = _triton_and_prime_rl([row] * 8)
+    ours, theirs = vllm.processed_logprobs(x, 1.0, -1, 0.9, 0.0), prime.processed_logprobs(x, 1.0, -1, 0.9)
+    kept, replayed = ours[0].isfinite(), theirs[0].isfinite()
+    assert int(replayed.sum()) == 5226 and int(kept.sum()) < 5226 and not (kept & ~replayed).any()
+    mass = x[0].log_softmax(-1)[kept].exp().sum().item()
+    assert mass < 0.9 - 1e-4, mass
