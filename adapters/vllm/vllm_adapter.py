@@ -37,17 +37,19 @@ temperature 0, top_k outside (0, V) becomes V, and top_k / top_p are ``None`` wh
 ``front_end=False`` hands the values to the sampler as they are.
 
 Stubs (only what the loaded files import; each is ``__samplecheck_stub__``): ``vllm`` (package; ``SamplingParams``
-a plain class), ``vllm.envs`` (VLLM_USE_FLASHINFER_SAMPLER = False: the engine then takes ``forward_native`` on
-CUDA, as it does without FlashInfer and always with per-request generators), ``vllm.logger`` (a logging logger with
-``*_once``), ``vllm.platforms`` (a platform that answers cpu or cuda from ``device``; x86), ``vllm.platforms.
-interface``, ``vllm._aiter_ops`` (aiter disabled), ``vllm.config.model`` (LogprobsMode), ``vllm.triton_utils``
-(stock triton, or placeholders without it), ``vllm.utils.torch_utils`` (PIN_MEMORY False), ``vllm.utils.math_utils``
-and ``vllm.utils.platform_utils`` (next_power_of_2, cdiv, num_compute_units), ``vllm.v1.outputs``,
+a plain class) and ``vllm.sampling_params`` (the same class: MRV2's states.py imports it from there), ``vllm.envs``
+(VLLM_USE_FLASHINFER_SAMPLER = False: the engine then takes ``forward_native`` on CUDA, as it does without
+FlashInfer and always with per-request generators), ``vllm.logger`` (a logging logger with ``*_once``),
+``vllm.platforms`` (a platform that answers cpu or cuda from ``device``; x86), ``vllm.platforms.interface``,
+``vllm._aiter_ops`` (aiter disabled), ``vllm.config.model`` (LogprobsMode), ``vllm.triton_utils`` (stock triton, or
+placeholders without it), ``vllm.utils.torch_utils`` (PIN_MEMORY False), ``vllm.utils.math_utils`` and
+``vllm.utils.platform_utils`` (next_power_of_2, cdiv, num_compute_units), ``vllm.v1.outputs``,
 ``vllm.v1.sample.metadata`` (the sampler reads its fields from a namespace), ``vllm.v1.sample.ops.logprobs`` and
 ``ops.penalties`` (never called: no logprob gathering, no penalties), and for the verifiers
 ``vllm.v1.spec_decode.*``, ``vllm.v1.worker.gpu.buffer_utils`` (``UvaBackedTensor``: a numpy array and its device
 copy). On torch < 2.0 (no ``torch.compile``) a no-op ``torch.compile`` exists while topk_topp_sampler.py loads: it
-decorates ``compiled_random_sample`` (line 337), which the adapter never reaches (every row has a generator).
+decorates ``compiled_random_sample`` (line 337), the draw of unseeded requests (window seeding); on torch 2.x it is
+the engine's compiled function.
 """
 from __future__ import annotations
 
@@ -188,6 +190,7 @@ def _stubs(device: torch.device, with_verifiers: bool) -> dict[str, types.Module
     s = es.stub_module
     names = {
         "vllm": s("vllm", package=True, SamplingParams=_SamplingParamsStub),
+        "vllm.sampling_params": s("vllm.sampling_params", SamplingParams=_SamplingParamsStub),
         "vllm.envs": s("vllm.envs", VLLM_USE_FLASHINFER_SAMPLER=False, VLLM_XPU_USE_SAMPLER_KERNEL=False,
                        VLLM_BATCH_INVARIANT=False, VLLM_COMPUTE_NANS_IN_LOGITS=False, is_set=lambda name: False),
         "vllm.logger": s("vllm.logger", init_logger=lambda name: _OnceLogger(logging.getLogger(name), {})),
