@@ -438,6 +438,23 @@ class VllmV1:
 
 
 # ---- Model Runner V2 -----------------------------------------------------------------------------------------------
+def load_mrv2_files(v1: "VllmV1", with_verifier: bool):
+    """(gumbel, states, rejection_sampler_utils or None): Model Runner V2's files from v1's tree, with v1's stubs for
+    v1's device (placeholders for triton on the CPU: the files load, their kernels do not run) and v1's own
+    topk_topp_sampler.py copy (states.py imports ``apply_top_k_top_p`` from it)."""
+    tree = v1.tree
+    needed = [F_MRV2_GUMBEL, F_MRV2_MIN_P, F_MRV2_STATES] + ([F_MRV2_REJECTION] if with_verifier else [])
+    es.find_tree(tree.root, ENV_VAR, "vllm", needed)
+    stubs = _stubs(v1.device, True)
+    stubs[_module_name(F_TOPK_TOPP)] = v1.ops
+    with es.isolated_modules(stubs):
+        gumbel = tree.load(F_MRV2_GUMBEL, _module_name(F_MRV2_GUMBEL))
+        tree.load(F_MRV2_MIN_P, _module_name(F_MRV2_MIN_P))
+        states = tree.load(F_MRV2_STATES, _module_name(F_MRV2_STATES))
+        rejection = tree.load(F_MRV2_REJECTION, _module_name(F_MRV2_REJECTION)) if with_verifier else None
+    return gumbel, states, rejection
+
+
 class VllmMrv2:
     """Model Runner V2: SamplingStates (temperature, min-p), v1's top-k/top-p, Gumbel keyed by (seed, position)."""
 
@@ -448,16 +465,8 @@ class VllmMrv2:
         self.v1 = VllmV1(src, path=path, device=device, use_fp64_gumbel=use_fp64_gumbel, front_end=front_end)
         self.device, self.front_end, self.use_fp64_gumbel = self.v1.device, front_end, use_fp64_gumbel
         tree = self.v1.tree
-        needed = [F_MRV2_GUMBEL, F_MRV2_MIN_P, F_MRV2_STATES] + ([F_MRV2_REJECTION] if with_verifier else [])
-        es.find_tree(tree.root, ENV_VAR, "vllm", needed)
         _UvaBackedTensor.device = self.device
-        stubs = _stubs(self.device, True)
-        stubs[_module_name(F_TOPK_TOPP)] = self.v1.ops          # states.py imports v1's apply_top_k_top_p
-        with es.isolated_modules(stubs):
-            self.gumbel = tree.load(F_MRV2_GUMBEL, _module_name(F_MRV2_GUMBEL))
-            tree.load(F_MRV2_MIN_P, _module_name(F_MRV2_MIN_P))
-            self.states_mod = tree.load(F_MRV2_STATES, _module_name(F_MRV2_STATES))
-            self.rejection = tree.load(F_MRV2_REJECTION, _module_name(F_MRV2_REJECTION)) if with_verifier else None
+        self.gumbel, self.states_mod, self.rejection = load_mrv2_files(self.v1, with_verifier)
         self.path = path
         self.name = f"{tree.label()}:v1/worker/gpu/sample/gumbel.py:mrv2:{path}@{self.device.type}"
 
