@@ -92,6 +92,7 @@ job_pytest() {
   echo "== pytest ($(date -u +%T), GPU $CUDA_VISIBLE_DEVICES): the adapters' tests with triton and CUDA" >> "$jlog"
   timeout --kill-after=10 "$(( $(left) < 240 ? $(left) : 240 ))" "$py" -m pytest -q -rs -p no:cacheprovider \
     "$adapters/vllm" "$adapters/sglang" "$adapters/tokenspeed" "$adapters/trtllm" "$adapters/test_engine_serve.py" \
+    "$adapters/test_engine_source.py" \
     > "$work/pytest.txt" 2>&1
   echo "exit $? after $((SECONDS - t0)) s" >> "$jlog"
   grep -E "passed|failed|error|SKIPPED|FAILED|Error" "$work/pytest.txt" | tail -30 >> "$jlog"
