@@ -11,7 +11,7 @@ names out of the user's own clone). The adapter then
     that their imports of one another resolve to the files of the tree;
   * restores ``sys.modules`` afterwards (``isolated_modules``): neither the stubs nor the loaded files stay
     registered, so an installed engine in the same process is left alone, and every adapter instance holds its own
-    copy of the engine's modules.
+    copy of the engine's modules; modules of other packages the files imported (torch, triton) stay loaded.
 
 Each loaded file is recorded (``LoadedFile``: path relative to the tree, sha256) and compared with
 ``adapters/engine_sources.json``, the manifest of the files this project judged (engine, repository, commit, path,
@@ -100,10 +100,26 @@ def stub_packages(names: list[str]) -> dict[str, types.ModuleType]:
     return out
 
 
+def _is_engines(name: str, module, roots: set[str]) -> bool:
+    """A module of the engine: under a stub's top-level name, or itself a stub or a file ``EngineTree.load`` ran."""
+    return (name.split(".", 1)[0] in roots or getattr(module, "__samplecheck_stub__", False)
+            or getattr(module, "__samplecheck_engine_file__", None) is not None)
+
+
 @contextlib.contextmanager
 def isolated_modules(stubs: dict[str, types.ModuleType]):
-    """Install ``stubs`` in sys.modules for the duration; restore every name touched afterwards."""
+    """Install ``stubs`` in sys.modules for the duration; afterwards drop the engine's modules and restore the rest.
+
+    The engine's modules are those under the top-level names of the stubs (``vllm``, ``sglang``, ``msgspec``...),
+    the stubs, and the files ``EngineTree.load`` executed (marked ``__samplecheck_engine_file__``). They leave
+    ``sys.modules`` (another instance loads its own copy; an installed engine is left alone). A module of any other
+    package that the engine files imported on the way (a ``torch`` or ``triton`` submodule pulled in by
+    ``torch.compile`` or a kernel decorator) stays loaded: dropping it would make the next import execute it a
+    second time, and a module that registers an operator library at import (torch/_inductor/test_operators.py,
+    ``TORCH_LIBRARY`` namespace ``_inductor_test``, on torch 2.11) raises on its second registration. A module that
+    was in ``sys.modules`` before and was replaced is put back."""
     before = dict(sys.modules)
+    roots = {name.split(".", 1)[0] for name in stubs}
     for name, module in stubs.items():
         sys.modules[name] = module
     # A child module must also be reachable as an attribute of its parent stub package.
@@ -116,7 +132,8 @@ def isolated_modules(stubs: dict[str, types.ModuleType]):
     finally:
         for name in list(sys.modules):
             if name not in before:
-                del sys.modules[name]
+                if _is_engines(name, sys.modules[name], roots):
+                    del sys.modules[name]
             elif sys.modules[name] is not before[name]:
                 sys.modules[name] = before[name]
 
@@ -144,6 +161,7 @@ class EngineTree:
         if spec is None or spec.loader is None:
             raise EngineSourceError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
+        module.__samplecheck_engine_file__ = relpath
         sys.modules[modname] = module
         parent, _, leaf = modname.rpartition(".")
         if parent and parent in sys.modules:

@@ -114,7 +114,8 @@ class SglangTorch:
         mode = "seeded" if seeded else f"unseeded,{batch}"
         self.name = f"{self.tree.label()}:srt/layers/sampler.py:pytorch:{mode}@{self.device.type}"
 
-    def _info(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
+    def _params(self, rows, vocab, temperature, top_k, top_p, min_p):
+        """One SGLang ``SamplingParams`` a row, each passed through its own ``verify`` (ValueError naming the row)."""
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         params, made = [], {}
         for r in range(rows):
@@ -128,6 +129,11 @@ class SglangTorch:
                 except ValueError as exc:
                     raise ValueError(f"row {r}: {exc}") from None
             params.append(sp)
+        return params
+
+    def _info(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
+        """The ``SamplingBatchInfo`` fields sampler.py reads; ``seeds`` (one a row) when seeded, else None."""
+        params = self._params(rows, vocab, temperature, top_k, top_p, min_p)
         top_k_all = self.params_mod.TOP_K_ALL
         dev = self.device
         seed_t = None
@@ -146,8 +152,9 @@ class SglangTorch:
             sampling_seed=seed_t, has_custom_logit_processor=False, grammars=None, device=dev)
 
     def check(self, temperature, top_k, top_p, min_p, vocab):
-        """SGLang's own SamplingParams.verify for one row's parameters (ValueError for what it rejects)."""
-        self._info(1, vocab, temperature, top_k, top_p, min_p, None)
+        """SGLang's own SamplingParams.verify for one row's parameters (ValueError for what it rejects); no seed
+        is involved (seeded, the batch's seeds come with the draw)."""
+        self._params(1, vocab, temperature, top_k, top_p, min_p)
 
     def _forward(self, logits, info, positions):
         out = types.SimpleNamespace(next_token_logits=logits)

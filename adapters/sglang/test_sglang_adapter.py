@@ -76,3 +76,15 @@ def test_seeded_draws_depend_on_seed_and_position_only():
     whole = seeded.sample(logits, 1.0, 20, 0.9, 0.0, seeds, offsets)
     alone = torch.cat([seeded.sample(logits[i:i + 1], 1.0, 20, 0.9, 0.0, seeds[i], offsets[i]) for i in range(5)])
     assert torch.equal(whole.cpu(), alone.cpu())
+
+
+def test_check_takes_no_seed_in_either_mode(sampler):
+    """engine_serve calls check(t, k, p, m, vocab) before every draw; seeded, it raised TypeError on the seeds it is
+    not given (every seeded COUNT of the GPU run of 18abd63 failed so). Without triton the seeded adapter cannot be
+    built: its check is the same method on a seeded instance's state."""
+    sampler.check(0.7, 10, 0.9, 0.1, 100)
+    seeded = object.__new__(sa.SglangTorch)
+    seeded.__dict__.update(sampler.__dict__, seeded=True)
+    seeded.check(0.7, 10, 0.9, 0.1, 100)
+    with pytest.raises(ValueError, match=re.escape("top_p must be in (0, 1]")):
+        seeded.check(0.7, 10, 0.0, 0.1, 100)

@@ -25,7 +25,8 @@ select each. ``last_route`` is the route of the last call.
 
 Seeding: SamplingParams.seed = samplecheck's seed (as int64), the position (``valid_cache_lengths`` of the row's
 pool slot, int32) = offset: the kernels draw ``tl.rand(tl.randint(seed, position + spec_pos), token)``
-(gumbel.py:69-72). Offsets must be < 2^31.
+(gumbel.py:69-72). An offset of 2^30 or more (the spec suites' trials) keeps its low 30 bits as the position and
+folds the rest into the seed (``engine_key``): the GPU run of 18abd63 refused every such trial.
 
 Parameters go through TokenSpeed's own ``SamplingParams`` (sampling_params.py, loaded): ``__post_init__`` turns
 T < 1e-6 into greedy (T = 1, top_k = 1) and top_k = -1 into 1 << 30; ``verify(vocab)`` raises ``ValueError`` for
@@ -93,6 +94,23 @@ class _Struct:
 
 def _nvtx_range(*args, **kwargs):
     return lambda fn: fn
+
+
+POSITION_BITS = 30   # positions < 2^30: position + draft slot stays inside TokenSpeed's int32 valid_cache_lengths
+
+
+def engine_key(seed: int, offset: int) -> tuple[int, int]:
+    """(request seed as int64, position) for samplecheck's (seed, offset): TokenSpeed keys its noise by the request
+    seed and an int32 position (``valid_cache_lengths``, plus the draft slot in verify). An offset below 2^30 is the
+    position and the seed is kept; a larger offset keeps its low 30 bits as the position and folds the rest into
+    the seed (``request_seed(seed, offset >> 30)``). The same (seed, offset) is always the same key, consecutive
+    offsets of one window are consecutive positions of one seed, and other pairs get other keys (injective for
+    offsets < 2^30; the fold spreads the rest)."""
+    offset = int(offset)
+    if offset < 0:
+        raise ValueError(f"offset must be >= 0, got {offset}")
+    high, position = offset >> POSITION_BITS, offset & ((1 << POSITION_BITS) - 1)
+    return (es.as_int64(seed) if high == 0 else es.as_int64(es.request_seed(seed, high))), position
 
 
 class TokenSpeedTriton:
@@ -171,14 +189,16 @@ class TokenSpeedTriton:
 
     def _step(self, rows, vocab, params, offsets, tokens_per_req):
         o = es.per_row(offsets, rows, "offsets", int)
-        if any(not 0 <= x < 2 ** 31 for x in o):
-            raise ValueError("TokenSpeed positions (valid_cache_lengths) are int32: offsets must be in [0, 2^31)")
+        positions = []
+        for sp, offset in zip(params, o):
+            sp.seed, position = engine_key(sp.seed, offset)
+            positions.append(position)
         backend = self._backend(rows, vocab, tokens_per_req)
         pool = list(range(1, rows + 1))                       # slot 0 is the capture/warm-up row
         ids = [f"samplecheck-{next(self._ids)}" for _ in range(rows)]
         backend.prepare_step(ids, pool, params, num_tokens_per_req=tokens_per_req)
         lengths = torch.zeros(rows + 1, dtype=torch.int32, device=self.device)
-        lengths[1:] = torch.tensor(o, dtype=torch.int32)
+        lengths[1:] = torch.tensor(positions, dtype=torch.int32)
         info = types.SimpleNamespace(vocab_mask=None, is_all_greedy=all(sp.top_k <= 1 for sp in params),
                                      valid_cache_lengths=lengths,
                                      req_pool_indices=torch.tensor(pool, dtype=torch.int64, device=self.device))

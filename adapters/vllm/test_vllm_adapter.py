@@ -156,3 +156,16 @@ def test_mrv2_gumbel_is_keyed_by_seed_and_position_not_by_batch():
     assert torch.equal(whole.cpu(), alone.cpu())
     kept = sampler.processed_logprobs(logits, 1.0, 50, 0.9, 0.0).isfinite()
     assert bool(kept.cpu()[torch.arange(5), whole.cpu()].all())
+
+
+def test_mrv2_and_its_verifier_files_load_with_their_stubs(pytorch_path):
+    """Model Runner V2's files import what the stubs provide (on the CPU with placeholder triton: they load, their
+    kernels need a GPU). The GPU run of 18abd63 stopped at ``No module named 'vllm.sampling_params'``."""
+    gumbel, states, rejection = va.load_mrv2_files(pytorch_path, with_verifier=True)
+    assert callable(gumbel.gumbel_sample) and callable(rejection.rejection_sample)
+    va._UvaBackedTensor.device = torch.device("cpu")
+    st = states.SamplingStates(2, 10)
+    st.add_request(1, va._SamplingParamsStub(temperature=0.5, top_k=0, top_p=0.9, min_p=0.0, seed=-3, logprobs=None))
+    st.apply_staged_writes()
+    assert st.top_k.np.tolist() == [10, 10] and st.seeds.gpu.tolist()[1] == -3
+    assert va.F_MRV2_REJECTION in {f.path for f in pytorch_path.tree.loaded}

@@ -37,17 +37,19 @@ temperature 0, top_k outside (0, V) becomes V, and top_k / top_p are ``None`` wh
 ``front_end=False`` hands the values to the sampler as they are.
 
 Stubs (only what the loaded files import; each is ``__samplecheck_stub__``): ``vllm`` (package; ``SamplingParams``
-a plain class), ``vllm.envs`` (VLLM_USE_FLASHINFER_SAMPLER = False: the engine then takes ``forward_native`` on
-CUDA, as it does without FlashInfer and always with per-request generators), ``vllm.logger`` (a logging logger with
-``*_once``), ``vllm.platforms`` (a platform that answers cpu or cuda from ``device``; x86), ``vllm.platforms.
-interface``, ``vllm._aiter_ops`` (aiter disabled), ``vllm.config.model`` (LogprobsMode), ``vllm.triton_utils``
-(stock triton, or placeholders without it), ``vllm.utils.torch_utils`` (PIN_MEMORY False), ``vllm.utils.math_utils``
-and ``vllm.utils.platform_utils`` (next_power_of_2, cdiv, num_compute_units), ``vllm.v1.outputs``,
+a plain class) and ``vllm.sampling_params`` (the same class: MRV2's states.py imports it from there), ``vllm.envs``
+(VLLM_USE_FLASHINFER_SAMPLER = False: the engine then takes ``forward_native`` on CUDA, as it does without
+FlashInfer and always with per-request generators), ``vllm.logger`` (a logging logger with ``*_once``),
+``vllm.platforms`` (a platform that answers cpu or cuda from ``device``; x86), ``vllm.platforms.interface``,
+``vllm._aiter_ops`` (aiter disabled), ``vllm.config.model`` (LogprobsMode), ``vllm.triton_utils`` (stock triton, or
+placeholders without it), ``vllm.utils.torch_utils`` (PIN_MEMORY False), ``vllm.utils.math_utils`` and
+``vllm.utils.platform_utils`` (next_power_of_2, cdiv, num_compute_units), ``vllm.v1.outputs``,
 ``vllm.v1.sample.metadata`` (the sampler reads its fields from a namespace), ``vllm.v1.sample.ops.logprobs`` and
 ``ops.penalties`` (never called: no logprob gathering, no penalties), and for the verifiers
 ``vllm.v1.spec_decode.*``, ``vllm.v1.worker.gpu.buffer_utils`` (``UvaBackedTensor``: a numpy array and its device
 copy). On torch < 2.0 (no ``torch.compile``) a no-op ``torch.compile`` exists while topk_topp_sampler.py loads: it
-decorates ``compiled_random_sample`` (line 337), which the adapter never reaches (every row has a generator).
+decorates ``compiled_random_sample`` (line 337), the draw of unseeded requests (window seeding); on torch 2.x it is
+the engine's compiled function.
 """
 from __future__ import annotations
 
@@ -188,6 +190,7 @@ def _stubs(device: torch.device, with_verifiers: bool) -> dict[str, types.Module
     s = es.stub_module
     names = {
         "vllm": s("vllm", package=True, SamplingParams=_SamplingParamsStub),
+        "vllm.sampling_params": s("vllm.sampling_params", SamplingParams=_SamplingParamsStub),
         "vllm.envs": s("vllm.envs", VLLM_USE_FLASHINFER_SAMPLER=False, VLLM_XPU_USE_SAMPLER_KERNEL=False,
                        VLLM_BATCH_INVARIANT=False, VLLM_COMPUTE_NANS_IN_LOGITS=False, is_set=lambda name: False),
         "vllm.logger": s("vllm.logger", init_logger=lambda name: _OnceLogger(logging.getLogger(name), {})),
@@ -435,6 +438,23 @@ class VllmV1:
 
 
 # ---- Model Runner V2 -----------------------------------------------------------------------------------------------
+def load_mrv2_files(v1: "VllmV1", with_verifier: bool):
+    """(gumbel, states, rejection_sampler_utils or None): Model Runner V2's files from v1's tree, with v1's stubs for
+    v1's device (placeholders for triton on the CPU: the files load, their kernels do not run) and v1's own
+    topk_topp_sampler.py copy (states.py imports ``apply_top_k_top_p`` from it)."""
+    tree = v1.tree
+    needed = [F_MRV2_GUMBEL, F_MRV2_MIN_P, F_MRV2_STATES] + ([F_MRV2_REJECTION] if with_verifier else [])
+    es.find_tree(tree.root, ENV_VAR, "vllm", needed)
+    stubs = _stubs(v1.device, True)
+    stubs[_module_name(F_TOPK_TOPP)] = v1.ops
+    with es.isolated_modules(stubs):
+        gumbel = tree.load(F_MRV2_GUMBEL, _module_name(F_MRV2_GUMBEL))
+        tree.load(F_MRV2_MIN_P, _module_name(F_MRV2_MIN_P))
+        states = tree.load(F_MRV2_STATES, _module_name(F_MRV2_STATES))
+        rejection = tree.load(F_MRV2_REJECTION, _module_name(F_MRV2_REJECTION)) if with_verifier else None
+    return gumbel, states, rejection
+
+
 class VllmMrv2:
     """Model Runner V2: SamplingStates (temperature, min-p), v1's top-k/top-p, Gumbel keyed by (seed, position)."""
 
@@ -445,16 +465,8 @@ class VllmMrv2:
         self.v1 = VllmV1(src, path=path, device=device, use_fp64_gumbel=use_fp64_gumbel, front_end=front_end)
         self.device, self.front_end, self.use_fp64_gumbel = self.v1.device, front_end, use_fp64_gumbel
         tree = self.v1.tree
-        needed = [F_MRV2_GUMBEL, F_MRV2_MIN_P, F_MRV2_STATES] + ([F_MRV2_REJECTION] if with_verifier else [])
-        es.find_tree(tree.root, ENV_VAR, "vllm", needed)
         _UvaBackedTensor.device = self.device
-        stubs = _stubs(self.device, True)
-        stubs[_module_name(F_TOPK_TOPP)] = self.v1.ops          # states.py imports v1's apply_top_k_top_p
-        with es.isolated_modules(stubs):
-            self.gumbel = tree.load(F_MRV2_GUMBEL, _module_name(F_MRV2_GUMBEL))
-            tree.load(F_MRV2_MIN_P, _module_name(F_MRV2_MIN_P))
-            self.states_mod = tree.load(F_MRV2_STATES, _module_name(F_MRV2_STATES))
-            self.rejection = tree.load(F_MRV2_REJECTION, _module_name(F_MRV2_REJECTION)) if with_verifier else None
+        self.gumbel, self.states_mod, self.rejection = load_mrv2_files(self.v1, with_verifier)
         self.path = path
         self.name = f"{tree.label()}:v1/worker/gpu/sample/gumbel.py:mrv2:{path}@{self.device.type}"
 

@@ -1,0 +1,27 @@
+"""tokenspeed_adapter.engine_key without a tree or a GPU: samplecheck's (seed, offset) as TokenSpeed's (request seed,
+int32 position). The spec suites' trials carry offsets past 2^31, which the adapter refused on the GPU run of main
+18abd63 (every close-g4, very-close-g3, greedy-g3, bf16 and mixed-batch trial)."""
+import pytest
+
+pytest.importorskip("torch")
+import tokenspeed_adapter as ta  # noqa: E402
+
+
+def test_small_offsets_are_the_position_under_the_callers_seed():
+    assert ta.engine_key(7, 0) == (7, 0)
+    assert ta.engine_key(7, 2 ** 30 - 1) == (7, 2 ** 30 - 1)
+    assert ta.engine_key(2 ** 64 - 1, 5) == (-1, 5)      # the u64 seed as TokenSpeed's int64
+
+
+def test_large_offsets_fold_into_the_seed_and_stay_int32_with_room_for_the_draft_slots():
+    keys = [ta.engine_key(3, o) for o in (2 ** 30, 2 ** 31 + 9, 3465504385, 2 ** 64 - 1)]
+    assert all(0 <= pos < 2 ** 30 and -2 ** 63 <= seed < 2 ** 63 for seed, pos in keys)
+    assert len(set(keys)) == len(keys) and all(seed != 3 for seed, _ in keys)
+    assert ta.engine_key(3, 3465504385) == ta.engine_key(3, 3465504385)
+    base_seed, base_pos = ta.engine_key(3, 3465504385)
+    assert ta.engine_key(3, 3465504385 + 4) == (base_seed, base_pos + 4)   # a trial's rows: consecutive positions
+
+
+def test_negative_offsets_are_refused():
+    with pytest.raises(ValueError, match="offset must be >= 0"):
+        ta.engine_key(1, -1)
