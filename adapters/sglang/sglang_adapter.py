@@ -14,9 +14,9 @@ Parameters go through SGLang's own ``SamplingParams`` (sampling/sampling_params.
 library only): ``__init__`` turns 0 <= T < 1e-6 into greedy (T = 1, top_k = 1) and top_k = -1 into TOP_K_ALL, and
 ``verify`` raises ``ValueError`` for values it rejects (top_p in (0, 1], min_p in [0, 1], top_k -1 or >= 1,
 T >= 0). Seeded, min_p > 0 is refused as well (``ValueError`` before the draw): the engine asserts against it
-(sampler.py:476-479), so a seeded batch with a min-p row never draws. The batch flags are those of ``SamplingBatchInfo.from_schedule_batch`` (sampling_batch_info.py:171-179):
-all greedy iff every top_k <= 1, need_top_p iff a top_p != 1, need_top_k iff a top_k != TOP_K_ALL, need_min_p iff a
-min_p > 0.
+(sampler.py:476-479), so a seeded batch with a min-p row never draws. The batch flags are those of
+``SamplingBatchInfo.from_schedule_batch`` (sampling_batch_info.py:171-179): all greedy iff every top_k <= 1,
+need_top_p iff a top_p != 1, need_top_k iff a top_k != TOP_K_ALL, need_min_p iff a min_p > 0.
 
 Seeding. Unseeded, the engine draws with the process's default generator: the adapter calls ``Sampler.forward``
 once per row after ``torch.manual_seed(request_seed(seed, offset))`` (``batch="per-row"``, deterministic per row), or
