@@ -99,6 +99,10 @@ def test_seeded_refuses_min_p_as_the_engine_asserts(sampler):
     with pytest.raises(ValueError, match=r"row 0: SGLang's seeded path has no min-p \(got min_p = 0.1\).*476-479"):
         seeded.check(0.7, 10, 0.9, 0.1, 100)
     sampler.check(0.7, 10, 0.9, 0.1, 100)          # unseeded: min-p is drawn (top_k_top_p_min_p_..., no seed)
+    seeded.check(0.0, -1, 1.0, 0.1, 100)           # greedy (T = 0, top_k 1): torch.argmax, no assert (111-113)
+    seeded.check(0.7, 1, 0.9, 0.1, 100)
+    with pytest.raises(ValueError, match=r"row 0: SGLang's seeded path has no min-p"):   # need_min_p is batch-wide
+        seeded._params(2, 100, [0.0, 0.7], [-1, 10], [1.0, 0.9], [0.1, 0.0])
 
 
 def test_the_engines_modules_import_by_name_while_it_draws(monkeypatch):
