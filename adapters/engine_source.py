@@ -11,7 +11,9 @@ names out of the user's own clone). The adapter then
     that their imports of one another resolve to the files of the tree;
   * restores ``sys.modules`` afterwards (``isolated_modules``): neither the stubs nor the loaded files stay
     registered, so an installed engine in the same process is left alone, and every adapter instance holds its own
-    copy of the engine's modules; modules of other packages the files imported (torch, triton) stay loaded.
+    copy of the engine's modules; modules of other packages the files imported (torch, triton) stay loaded. An
+    adapter whose engine code imports its own modules by name while it draws (``torch.compile`` tracing) puts its
+    copy back for the call (``engine_modules``).
 
 Each loaded file is recorded (``LoadedFile``: path relative to the tree, sha256) and compared with
 ``adapters/engine_sources.json``, the manifest of the files this project judged (engine, repository, commit, path,
@@ -117,8 +119,12 @@ def isolated_modules(stubs: dict[str, types.ModuleType]):
     ``torch.compile`` or a kernel decorator) stays loaded: dropping it would make the next import execute it a
     second time, and a module that registers an operator library at import (torch/_inductor/test_operators.py,
     ``TORCH_LIBRARY`` namespace ``_inductor_test``, on torch 2.11) raises on its second registration. A module that
-    was in ``sys.modules`` before and was replaced is put back."""
+    was in ``sys.modules`` before and was replaced is put back.
+
+    Yields a dict that, on exit, holds the engine's modules it took out (name -> module): ``engine_modules`` puts
+    them back for the duration of a draw."""
     before = dict(sys.modules)
+    kept: dict[str, types.ModuleType] = {}
     roots = {name.split(".", 1)[0] for name in stubs}
     for name, module in stubs.items():
         sys.modules[name] = module
@@ -128,14 +134,39 @@ def isolated_modules(stubs: dict[str, types.ModuleType]):
         if parent in stubs:
             setattr(stubs[parent], leaf, module)
     try:
-        yield
+        yield kept
     finally:
         for name in list(sys.modules):
             if name not in before:
                 if _is_engines(name, sys.modules[name], roots):
-                    del sys.modules[name]
+                    kept[name] = sys.modules.pop(name)
             elif sys.modules[name] is not before[name]:
+                if _is_engines(name, sys.modules[name], roots):
+                    kept[name] = sys.modules[name]
                 sys.modules[name] = before[name]
+
+
+@contextlib.contextmanager
+def engine_modules(kept: dict[str, types.ModuleType]):
+    """The engine's modules (``kept``, what ``isolated_modules`` yielded) back in ``sys.modules`` for the duration of
+    a draw; afterwards ``sys.modules`` is as it was.
+
+    ``torch.compile`` traces a compiled function at its first call, and again at every recompilation; for a function
+    it inlines from another module it resolves that function's globals by importing the module by its name
+    (torch/_dynamo/symbolic_convert.py ``import_source``, torch 2.11). SGLang's ``multinomial_with_seed``
+    (layers/sampler.py, compiled) calls ``murmur_hash32`` of ``sglang.srt.layers.utils.hash``: with the engine's
+    modules out of ``sys.modules``, every seeded draw raised ``InternalTorchDynamoError: ModuleNotFoundError: No
+    module named 'sglang.srt'`` (the GPU run of 2026-11-27, docs/conformance.md)."""
+    saved = {name: sys.modules.get(name) for name in kept}
+    sys.modules.update(kept)
+    try:
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
 
 
 @dataclass

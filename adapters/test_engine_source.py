@@ -68,3 +68,35 @@ def test_a_module_replaced_by_a_stub_is_put_back(tree):
         assert sys.modules["fakeengine"] is real
     finally:
         del sys.modules["fakeengine"]
+
+
+def test_engine_modules_are_importable_by_name_during_a_draw_only(tree):
+    """torch.compile imports a module by name when it traces a function inlined from it (SGLang's compiled
+    multinomial_with_seed calls sglang.srt.layers.utils.hash.murmur_hash32): every seeded SGLang draw of the GPU run
+    of 2026-11-27 raised ModuleNotFoundError so. ``engine_modules`` puts the engine's copy back for the call."""
+    import importlib
+    stubs = {"fakeengine.logger": es.stub_module("fakeengine.logger", init_logger=lambda name: name)}
+    stubs.update({n: m for n, m in es.stub_packages(["fakeengine.logger", "fakeengine.sample.sampler"]).items()
+                  if n not in stubs})
+    with es.isolated_modules(stubs) as kept:
+        module = tree.load("fakeengine/sample/sampler.py", "fakeengine.sample.sampler")
+    assert kept["fakeengine.sample.sampler"] is module and kept["fakeengine.logger"] is stubs["fakeengine.logger"]
+    assert not [n for n in sys.modules if n.split(".")[0] == "fakeengine"]
+    with es.engine_modules(kept):
+        assert importlib.import_module("fakeengine.sample.sampler") is module
+        assert importlib.import_module("fakeengine.logger").init_logger("y") == "y"
+    assert not [n for n in sys.modules if n.split(".")[0] == "fakeengine"]
+
+
+def test_engine_modules_put_back_what_was_there(tree):
+    real = sys.modules.setdefault("fakeengine", es.stub_module("fakeengine", package=True))
+    try:
+        stubs = es.stub_packages(["fakeengine.sample.sampler"])
+        with es.isolated_modules(stubs) as kept:
+            pass
+        assert kept["fakeengine"] is stubs["fakeengine"]
+        with es.engine_modules(kept):
+            assert sys.modules["fakeengine"] is stubs["fakeengine"]
+        assert sys.modules["fakeengine"] is real
+    finally:
+        del sys.modules["fakeengine"]

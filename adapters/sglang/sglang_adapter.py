@@ -13,15 +13,18 @@ kernel: GPU, torch >= 2.3 for the uint32/uint64 dtypes sampler.py:577 and hash.p
 Parameters go through SGLang's own ``SamplingParams`` (sampling/sampling_params.py, loaded: it imports the standard
 library only): ``__init__`` turns 0 <= T < 1e-6 into greedy (T = 1, top_k = 1) and top_k = -1 into TOP_K_ALL, and
 ``verify`` raises ``ValueError`` for values it rejects (top_p in (0, 1], min_p in [0, 1], top_k -1 or >= 1,
-T >= 0). The batch flags are those of ``SamplingBatchInfo.from_schedule_batch`` (sampling_batch_info.py:171-179):
-all greedy iff every top_k <= 1, need_top_p iff a top_p != 1, need_top_k iff a top_k != TOP_K_ALL, need_min_p iff a
-min_p > 0.
+T >= 0). Seeded, min_p > 0 is refused as well (``ValueError`` before the draw) unless every row of the batch is
+greedy: the engine asserts against it (sampler.py:476-479), so a sampling seeded batch with a min-p row never draws.
+The batch flags are those of ``SamplingBatchInfo.from_schedule_batch`` (sampling_batch_info.py:171-179): all greedy
+iff every top_k <= 1, need_top_p iff a top_p != 1, need_top_k iff a top_k != TOP_K_ALL, need_min_p iff a min_p > 0.
 
 Seeding. Unseeded, the engine draws with the process's default generator: the adapter calls ``Sampler.forward``
 once per row after ``torch.manual_seed(request_seed(seed, offset))`` (``batch="per-row"``, deterministic per row), or
 once for the whole batch after seeding with the first row's pair (``batch="whole"``: the engine's batch composition,
 but a row's token then depends on the other rows: nondeterministic in samplecheck's sense). Seeded, sampling_seed =
-seed and position = offset, the whole batch in one call (the hash is per row, so tokens do not depend on the batch).
+seed and position = offset, the whole batch in one call (the hash is per row, so tokens do not depend on the batch);
+the engine's modules are back in ``sys.modules`` during each call (``es.engine_modules``), since torch.compile
+imports ``sglang.srt.layers.utils.hash`` by name when it traces ``multinomial_with_seed``.
 
 Stubs (only what sampler.py imports; ``__samplecheck_stub__``): ``sglang.srt.distributed`` (a TP group of one),
 ``sglang.srt.layers.dp_attention`` (DP attention off), ``sglang.srt.layers.logits_processor``
@@ -53,6 +56,12 @@ F_SAMPLER = "python/sglang/srt/layers/sampler.py"
 F_HASH = "python/sglang/srt/layers/utils/hash.py"
 F_PARAMS = "python/sglang/srt/sampling/sampling_params.py"
 BATCH_MODES = ("per-row", "whole")
+# The engine's own refusal, said before the draw: with a sampling seed, a batch that samples (not every row greedy)
+# and has a min_p > 0 row trips top_k_top_p_min_p_sampling_from_probs_torch's assert (sampler.py:476-479 at
+# 35591c7d); an all-greedy batch takes torch.argmax (111-113) and draws.
+SEEDED_MIN_P = ("top_k_top_p_min_p_sampling_from_probs_torch asserts sampling_seed is None when a row of the batch "
+                "has min_p > 0 (layers/sampler.py:476-479: \"With sampling seed, multinomial_with_seed will provide "
+                "wrong results\")")
 
 
 def _modname(relpath: str) -> str:
@@ -105,7 +114,7 @@ class SglangTorch:
                                                             _modname(F_PARAMS)]).items():
             stubs.setdefault(name, module)
         self.tree.stubs = sorted(stubs)
-        with es.no_torch_compile(), es.isolated_modules(stubs):
+        with es.no_torch_compile(), es.isolated_modules(stubs) as self._modules:
             self.params_mod = self.tree.load(F_PARAMS, _modname(F_PARAMS))
             if has_triton:
                 self.tree.load(F_HASH, _modname(F_HASH))
@@ -129,6 +138,12 @@ class SglangTorch:
                 except ValueError as exc:
                     raise ValueError(f"row {r}: {exc}") from None
             params.append(sp)
+        # Seeded, the engine asserts when the batch samples (not all greedy: sampler.py:111) and needs min-p.
+        if self.seeded and not all(sp.top_k <= 1 for sp in params):
+            for r, sp in enumerate(params):
+                if sp.min_p > 0:
+                    raise ValueError(f"row {r}: SGLang's seeded path has no min-p (got min_p = {sp.min_p}): "
+                                     f"{SEEDED_MIN_P}")
         return params
 
     def _info(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
@@ -158,8 +173,9 @@ class SglangTorch:
 
     def _forward(self, logits, info, positions):
         out = types.SimpleNamespace(next_token_logits=logits)
-        return self.sampler_mod.Sampler().forward(out, info, False, [0] * logits.shape[0],
-                                                  [None] * logits.shape[0], positions)
+        with es.engine_modules(self._modules):   # torch.compile imports sglang.srt.layers.utils.hash by name
+            return self.sampler_mod.Sampler().forward(out, info, False, [0] * logits.shape[0],
+                                                      [None] * logits.shape[0], positions)
 
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
         x = es.logits_2d(logits, self.device)

@@ -85,6 +85,42 @@ def test_check_takes_no_seed_in_either_mode(sampler):
     sampler.check(0.7, 10, 0.9, 0.1, 100)
     seeded = object.__new__(sa.SglangTorch)
     seeded.__dict__.update(sampler.__dict__, seeded=True)
-    seeded.check(0.7, 10, 0.9, 0.1, 100)
+    seeded.check(0.7, 10, 0.9, 0.0, 100)
     with pytest.raises(ValueError, match=re.escape("top_p must be in (0, 1]")):
-        seeded.check(0.7, 10, 0.0, 0.1, 100)
+        seeded.check(0.7, 10, 0.0, 0.0, 100)
+
+
+def test_seeded_refuses_min_p_as_the_engine_asserts(sampler):
+    """Seeded, a batch with a min_p > 0 row trips SGLang's own assert (sampler.py:476-479): 30 of the 38 seeded
+    smoke cases of the GPU run of 2026-11-27 failed on it or on the import below. The adapter says so before the
+    draw, as a ValueError naming the row (an invalid argument for samplecheck), like TensorRT-LLM's vanilla path."""
+    seeded = object.__new__(sa.SglangTorch)
+    seeded.__dict__.update(sampler.__dict__, seeded=True)
+    with pytest.raises(ValueError, match=r"row 0: SGLang's seeded path has no min-p \(got min_p = 0.1\).*476-479"):
+        seeded.check(0.7, 10, 0.9, 0.1, 100)
+    sampler.check(0.7, 10, 0.9, 0.1, 100)          # unseeded: min-p is drawn (top_k_top_p_min_p_..., no seed)
+    seeded.check(0.0, -1, 1.0, 0.1, 100)           # greedy (T = 0, top_k 1): torch.argmax, no assert (111-113)
+    seeded.check(0.7, 1, 0.9, 0.1, 100)
+    with pytest.raises(ValueError, match=r"row 0: SGLang's seeded path has no min-p"):   # need_min_p is batch-wide
+        seeded._params(2, 100, [0.0, 0.7], [-1, 10], [1.0, 0.9], [0.1, 0.0])
+
+
+def test_the_engines_modules_import_by_name_while_it_draws(monkeypatch):
+    """torch.compile (torch 2.x) traces SGLang's compiled multinomial_with_seed at its first call and imports the
+    module of every function it inlines by name (murmur_hash32: sglang.srt.layers.utils.hash): outside the load the
+    engine's modules were gone, and every seeded draw of the GPU run of 2026-11-27 raised "No module named
+    'sglang.srt'". Here the filter function the draw reaches does that import itself (CPU, no triton needed)."""
+    import importlib
+    fresh = sa.SglangTorch(SRC)
+    mod = fresh.sampler_mod
+    original = mod.top_k_top_p_min_p_sampling_from_probs_torch
+    seen = []
+
+    def importing(*args, **kwargs):
+        seen.append(importlib.import_module(mod.__name__) is mod and
+                    importlib.import_module("sglang.srt.layers.utils.hash").murmur_hash32 is mod.murmur_hash32)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(mod, "top_k_top_p_min_p_sampling_from_probs_torch", importing)
+    fresh.sample(torch.randn(2, 50), 1.0, 5, 0.9, 0.0, [1, 2], [0, 0])
+    assert seen == [True, True]                   # per-row batching: one call a row
+    assert mod.__name__ not in __import__("sys").modules
