@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "harness_test_rows.h"
@@ -122,6 +124,60 @@ TEST(ExactSampler, SampleReplicatedIsSampleOnTheCopies) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(st.error().message.find("5 copies of 2 rows need 10 params"), std::string::npos) << st.error().message;
+}
+
+// The exact sampler's own SampleReplicated (each row's table looked up once a call) and SampleRepeated draw what
+// Sample draws on explicit copies: filter parameters that change from one copy to the next, a row that cannot be
+// sampled, and a bad parameter in the last copy, which fails the call before any token is written.
+TEST(ExactSampler, ReplicatedAndRepeatedDrawWhatSampleDrawsOnCopies) {
+  auto sampler = MakeExact("vllm");
+  constexpr int64_t kVocab = 33;
+  const auto a = GaussianRow(kVocab, 11), c = GaussianRow(kVocab, 12);
+  std::vector<float> rows(a.begin(), a.end());
+  rows.resize(2 * kVocab, 0.0f);
+  rows[kVocab + 4] = std::nanf("");  // row 1 cannot be sampled
+  rows.insert(rows.end(), c.begin(), c.end());
+  constexpr uint64_t kCopies = 7;
+  std::vector<float> copies;
+  std::vector<SamplingParams> params;
+  for (uint64_t k = 0; k < kCopies; ++k) {
+    copies.insert(copies.end(), rows.begin(), rows.end());
+    params.push_back(Params(0.9, -1, k == 2 || k == 3 ? 0.5 : 0.9, 0.0, 5, k));  // copies 2, 3: another top_p
+    params.push_back(Params(1.0, -1, 1.0, 0.0, 6, k));
+    params.push_back(Params(k == 6 ? 0.7 : 1.2, 4, 1.0, 0.0, 7, 50 + k));  // the last copy: another temperature
+  }
+  std::vector<int32_t> replicated(params.size(), 123), sampled(params.size(), 456);
+  ASSERT_TRUE(sampler->SampleReplicated(RowBatch{rows.data(), 3, kVocab, kVocab}, kCopies, params, replicated).ok());
+  ASSERT_TRUE(sampler->Sample(RowBatch{copies.data(), int64_t(params.size()), kVocab, kVocab}, params, sampled).ok());
+  EXPECT_EQ(replicated, sampled);
+  for (uint64_t k = 0; k < kCopies; ++k) EXPECT_EQ(replicated[k * 3 + 1], kInvalidToken);
+
+  std::vector<int32_t> repeated(300, 123), one_by_one(300, 456);
+  const SamplingParams at = Params(0.8, 9, 0.95, 0.0, 21, 1000);
+  ASSERT_TRUE(sampler->SampleRepeated(a, at, repeated).ok());
+  std::vector<float> row_copies;
+  std::vector<SamplingParams> row_params;
+  for (uint64_t i = 0; i < repeated.size(); ++i) {
+    row_copies.insert(row_copies.end(), a.begin(), a.end());
+    row_params.push_back(at);
+    row_params.back().offset = at.offset + i;
+  }
+  ASSERT_TRUE(sampler->Sample(RowBatch{row_copies.data(), int64_t(row_params.size()), kVocab, kVocab}, row_params,
+                              one_by_one)
+                  .ok());
+  EXPECT_EQ(repeated, one_by_one);
+
+  params.back().top_p = 1.5;  // invalid in the last copy
+  std::fill(replicated.begin(), replicated.end(), 123);
+  const Status st = sampler->SampleReplicated(RowBatch{rows.data(), 3, kVocab, kVocab}, kCopies, params, replicated);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.error().message.find("row 20"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("top_p"), std::string::npos) << st.error().message;
+  EXPECT_EQ(std::count(replicated.begin(), replicated.end(), 123), std::ptrdiff_t(replicated.size()))
+      << "a token was written before the call failed";
+  const Status bad = sampler->SampleRepeated(a, params.back(), repeated);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(ExactSampler, ProcessedDistributionIsReferenceDense) {

@@ -17,6 +17,13 @@
 
 namespace samplecheck::harness {
 
+// The filter parameters of two calls are the same, bit for bit (seed and offset aside).
+inline bool SameFilterParams(const SamplingParams& a, const SamplingParams& b) {
+  return std::memcmp(&a.temperature, &b.temperature, sizeof a.temperature) == 0 &&
+         std::memcmp(&a.top_p, &b.top_p, sizeof a.top_p) == 0 && std::memcmp(&a.min_p, &b.min_p, sizeof a.min_p) == 0 &&
+         a.top_k == b.top_k;
+}
+
 template <class Value>
 class RowCache {
  public:
@@ -89,9 +96,7 @@ class RowCache {
 
   static bool Same(const Entry& e, std::span<const float> row, const SamplingParams& p) {
     return e.row.size() == row.size() && std::memcmp(e.row.data(), row.data(), row.size() * sizeof(float)) == 0 &&
-           std::memcmp(&e.params.temperature, &p.temperature, sizeof p.temperature) == 0 &&
-           std::memcmp(&e.params.top_p, &p.top_p, sizeof p.top_p) == 0 &&
-           std::memcmp(&e.params.min_p, &p.min_p, sizeof p.min_p) == 0 && e.params.top_k == p.top_k;
+           SameFilterParams(e.params, p);
   }
 
   size_t max_bytes_;
