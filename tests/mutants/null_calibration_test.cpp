@@ -119,6 +119,7 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
       options.sampler_spec = sampler;
       options.profile = profile;
       options.seed = first_seed + i;
+      options.jobs = static_cast<unsigned>(EnvU64("SAMPLECHECK_NULL_JOBS", 0));  // 0: one per core
       if (max_draws) {
         options.max_draws = max_draws;
         options.evidence.allow_underpowered = true;  // false alarms are counted, not the power a cap leaves
