@@ -18,8 +18,13 @@
 //
 // Sharded (docs/scale.md): SAMPLECHECK_NULL_SHARD=I/N (or auto, auto/N: the schedulers' variables) runs only the
 // runs r with r mod N == I and writes each run's report to SAMPLECHECK_NULL_OUT/run-<r>.json (required then); the
-// test judges nothing. SAMPLECHECK_NULL_JUDGE=DIR runs nothing: it reads the R reports run-0 .. run-<R-1>.json of
-// DIR (every one present, each from seed SAMPLECHECK_NULL_SEED + r, one suite) and judges them as one calibration,
+// test judges nothing. Beside each report it writes run-<r>.summary.json: what the judge uses of a run (its verdict,
+// the failed cases, every judged case's p-value and every Pearson p-value by binning; ~40 KB where the report of a
+// standard run is ~6 MB). A shard resumes: a run whose summary is already in SAMPLECHECK_NULL_OUT (same seed, suite
+// and sampler) is not run again, so a shard cut by a machine's deadline goes on where it stopped, and the summaries
+// alone can travel between machines. SAMPLECHECK_NULL_JUDGE=DIR runs nothing: it reads, for every run r of 0 ..
+// R-1, DIR/run-<r>.json (the report; checked as the gate checks one) or else DIR/run-<r>.summary.json (every run
+// present, each from seed SAMPLECHECK_NULL_SEED + r, one suite, one sampler) and judges them as one calibration,
 // exactly as the unsharded run judges the same seeds.
 #include <gtest/gtest.h>
 
@@ -33,6 +38,9 @@
 #include <vector>
 
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/shard.h"
@@ -47,6 +55,78 @@ namespace {
 uint64_t EnvU64(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// What the judge uses of one campaign run.
+struct RunSummary {
+  uint64_t seed = 0;
+  std::string suite, sampler;
+  bool passed = false;
+  std::vector<std::string> alarms;  // "case: reason" of each failed or errored case
+  std::vector<double> case_p;       // every judged case's p-value
+  std::map<std::string, std::vector<double>> pearson;  // the Pearson p-values by binning
+};
+
+RunSummary Summarize(const CampaignReport& report) {
+  RunSummary s;
+  s.seed = report.seed;
+  s.suite = report.suite;
+  s.sampler = report.sampler_spec;
+  s.passed = report.Passed();
+  for (const CaseResult& r : report.cases) {
+    if (r.status == CaseStatus::kFail || r.status == CaseStatus::kError) s.alarms.push_back(r.name + ": " + r.reason);
+    if (r.status == CaseStatus::kSkipped) continue;
+    s.case_p.push_back(r.p_value);
+    for (const CheckOutcome* o : r.OutcomesOf("pearson")) s.pearson[o->scope].push_back(o->p_value);
+  }
+  return s;
+}
+
+std::filesystem::path SummaryPath(const std::filesystem::path& dir, uint64_t run) {
+  return dir / ("run-" + std::to_string(run) + ".summary.json");
+}
+
+void SaveSummary(const RunSummary& s, const std::filesystem::path& path) {
+  const nlohmann::json j = {{"seed", s.seed},       {"suite", s.suite},   {"sampler", s.sampler}, {"passed", s.passed},
+                            {"alarms", s.alarms},   {"case_p", s.case_p}, {"pearson", s.pearson}};
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump() << "\n";
+    ASSERT_TRUE(out.good()) << "cannot write " << tmp;
+  }
+  std::filesystem::rename(tmp, path);  // whole or absent: a shard cut mid-write leaves no half summary
+}
+
+// A summary written by SaveSummary; an error names the file and what is wrong with it.
+Result<RunSummary> LoadSummary(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read " + path.string());
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    RunSummary s;
+    s.seed = j.at("seed").get<uint64_t>();
+    s.suite = j.at("suite").get<std::string>();
+    s.sampler = j.at("sampler").get<std::string>();
+    s.passed = j.at("passed").get<bool>();
+    s.alarms = j.at("alarms").get<std::vector<std::string>>();
+    s.case_p = j.at("case_p").get<std::vector<double>>();
+    s.pearson = j.at("pearson").get<std::map<std::string, std::vector<double>>>();
+    for (double p : s.case_p) {
+      if (!(p >= 0 && p <= 1)) return InvalidArgument(path.string() + ": a case p-value " + std::to_string(p) + " is not in [0, 1]");
+    }
+    for (const auto& [scope, ps] : s.pearson) {
+      for (double p : ps) {
+        if (!(p >= 0 && p <= 1)) {
+          return InvalidArgument(path.string() + ": a Pearson p-value of binning " + scope + " is " + std::to_string(p) +
+                                 ", not in [0, 1]");
+        }
+      }
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(path.string() + ": not a run summary: " + e.what());
+  }
 }
 
 // The least f with P(Bin(n, p) > f) <= tail.
@@ -104,17 +184,32 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
   uint64_t judged_cases = 0;
   std::map<std::string, std::vector<double>> p_by_binning;
   std::vector<double> case_p;
+  uint64_t reused = 0;
   for (uint64_t i = 0; i < runs; ++i) {
     if (!judge_only && i % shard.count != shard.index) continue;
-    Result<CampaignReport> report = InvalidArgument("");
-    if (judge_only) {
-      const std::filesystem::path path = std::filesystem::path(judge_env) / ("run-" + std::to_string(i) + ".json");
-      report = LoadReport(path);
-      ASSERT_TRUE(report.ok()) << path << ": " << report.error().ToString() << " (every run's report is needed)";
-      ASSERT_EQ(report->seed, first_seed + i) << path << " is not run " << i << " of seed " << first_seed;
-      ASSERT_EQ(report->suite, suite->name) << path;
-      ASSERT_EQ(report->sampler_spec, sampler) << path;
+    RunSummary run;
+    bool have = false;
+    const std::filesystem::path dir = judge_only ? judge_env : (out_env ? out_env : "");
+    const std::filesystem::path report_path = dir / ("run-" + std::to_string(i) + ".json");
+    if (judge_only && std::filesystem::exists(report_path)) {
+      Result<CampaignReport> report = LoadReport(report_path);
+      ASSERT_TRUE(report.ok()) << report_path << ": " << report.error().ToString();
+      run = Summarize(*report);
+      have = true;
+    } else if (!dir.empty() && std::filesystem::exists(SummaryPath(dir, i))) {
+      Result<RunSummary> loaded = LoadSummary(SummaryPath(dir, i));
+      ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+      run = std::move(*loaded);
+      have = true;
+      if (!judge_only) ++reused;  // a resumed shard: this run finished in an earlier call
+    }
+    if (have) {
+      ASSERT_EQ(run.seed, first_seed + i) << "run " << i << " in " << dir << " is not of seed " << first_seed << " + " << i;
+      ASSERT_EQ(run.suite, suite->name) << "run " << i << " in " << dir;
+      ASSERT_EQ(run.sampler, sampler) << "run " << i << " in " << dir;
     } else {
+      ASSERT_FALSE(judge_only) << "run " << i << ": neither " << report_path << " nor " << SummaryPath(dir, i)
+                               << " (every run's report or summary is needed)";
       CampaignOptions options;
       options.sampler_spec = sampler;
       options.profile = profile;
@@ -125,38 +220,34 @@ TEST(NullCalibration, ExactSamplerFalseAlarmsWithinAlphaAndPValuesUniform) {
         options.evidence.allow_underpowered = true;  // false alarms are counted, not the power a cap leaves
       }
       options.progress = Progress::Mode::kQuiet;
-      report = RunCampaign(*suite, options);
+      Result<CampaignReport> report = RunCampaign(*suite, options);
       ASSERT_TRUE(report.ok()) << report.error().ToString();
+      run = Summarize(*report);
       if (out_env && *out_env) {
         std::filesystem::create_directories(out_env);
-        const std::filesystem::path path = std::filesystem::path(out_env) / ("run-" + std::to_string(i) + ".json");
-        const Status saved = SaveReport(*report, path);
+        const Status saved = SaveReport(*report, report_path);
         ASSERT_TRUE(saved.ok()) << saved.error().ToString();
+        SaveSummary(run, SummaryPath(out_env, i));
       }
     }
-    if (!report->Passed()) {
+    if (!run.passed) {
       ++failed;
-      for (const CaseResult& r : report->cases) {
-        if (r.status == CaseStatus::kFail || r.status == CaseStatus::kError) {
-          std::cout << "  FALSE ALARM: seed " << report->seed << " case " << r.name << ": " << r.reason << "\n";
-        }
-      }
+      for (const std::string& alarm : run.alarms) std::cout << "  FALSE ALARM: seed " << run.seed << " case " << alarm << "\n";
     }
     // One line per run: a nightly run of the standard suite takes hours, and its log says how far it got.
-    std::cout << "  run " << i + 1 << "/" << runs << " seed " << report->seed << ": "
-              << (report->Passed() ? "pass" : "FAIL") << ", " << failed << " false alarm(s) so far, "
+    std::cout << "  run " << i + 1 << "/" << runs << " seed " << run.seed << ": " << (run.passed ? "pass" : "FAIL")
+              << (have && !judge_only ? " (reused)" : "") << ", " << failed << " false alarm(s) so far, "
               << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s" << std::endl;
-    for (const CaseResult& r : report->cases) {
-      if (r.status == CaseStatus::kSkipped) continue;
-      ++judged_cases;
-      case_p.push_back(r.p_value);
-      for (const CheckOutcome* o : r.OutcomesOf("pearson")) p_by_binning[o->scope].push_back(o->p_value);
+    judged_cases += run.case_p.size();
+    case_p.insert(case_p.end(), run.case_p.begin(), run.case_p.end());
+    for (const auto& [scope, ps] : run.pearson) {
+      p_by_binning[scope].insert(p_by_binning[scope].end(), ps.begin(), ps.end());
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (shard.count > 1) {
-    std::cout << "shard " << shard.index << "/" << shard.count << " done in " << seconds
-              << " s; judge every shard's runs together with SAMPLECHECK_NULL_JUDGE=" << out_env << "\n";
+    std::cout << "shard " << shard.index << "/" << shard.count << " done in " << seconds << " s (" << reused
+              << " run(s) reused from earlier calls); judge every shard's runs together with SAMPLECHECK_NULL_JUDGE=" << out_env << "\n";
     return;
   }
 
