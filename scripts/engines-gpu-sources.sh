@@ -167,14 +167,24 @@ job_trtllm() { engine_job trtllm "process:$TR" trtllm-torch "smoke=$suites/smoke
 # The verifiers: spec-smoke (spec-standard is --phase sources-standard). TokenSpeed accepts a draft iff it equals
 # the target's own draw (verify.py): the law of speculative sampling only for one-hot drafts, so its verifier runs
 # spec-smoke with every draft one-hot (docs/conformance/spec-smoke-one-hot.suite.json).
-job_v1-verifier() { engine_job v1-verifier "process:$V --path dispatch --verifier" vllm-api spec; }
-job_mrv2-verifier() { engine_job mrv2-verifier "process:$V --mrv2 --path dispatch --verifier" vllm-api spec; }
+# vLLM's front end refuses min_p > 1e-5 with speculative decoding (sampling_params.py:870-882; the adapter too), so
+# its verifiers run spec-smoke without min-p (docs/conformance/spec-smoke-no-min-p.suite.json); v1-verifier-raw runs
+# the whole spec-smoke through the rejection sampler without the front end (--no-front-end): the min-p rows show
+# what the guard hides (v1 applies no min-p to drafted rows: upstream vllm-project/vllm#42744).
+job_v1-verifier() {
+  engine_job v1-verifier "process:$V --path dispatch --verifier" vllm-api "spec=$suites/spec-smoke-no-min-p.suite.json"
+}
+job_v1-verifier-raw() { engine_job v1-verifier-raw "process:$V --path dispatch --verifier --no-front-end" vllm spec; }
+job_mrv2-verifier() {
+  engine_job mrv2-verifier "process:$V --mrv2 --path dispatch --verifier" vllm-api \
+    "spec=$suites/spec-smoke-no-min-p.suite.json"
+}
 job_ts-verifier() {
   engine_job ts-verifier "process:$TS --backend triton_full --verifier" vllm-triton \
     "spec=$suites/spec-smoke-one-hot.suite.json"
 }
 source_jobs=(pytest vllm-noise vllm-topp vllm-dispatch vllm-triton vllm-pytorch vllm-window mrv2 sglang-seeded
-             sglang-unseeded trtllm ts-triton ts-full v1-verifier mrv2-verifier ts-verifier)
+             sglang-unseeded trtllm ts-triton ts-full v1-verifier v1-verifier-raw mrv2-verifier ts-verifier)
 
 if [ "$phase" = sources ]; then
   pids=() i=0 ran=()

@@ -184,3 +184,21 @@ def test_mrv2_and_its_verifier_files_load_with_their_stubs(pytorch_path):
     st.apply_staged_writes()
     assert st.top_k.np.tolist() == [10, 10] and st.seeds.gpu.tolist()[1] == -3
     assert va.F_MRV2_REJECTION in {f.path for f in pytorch_path.tree.loaded}
+
+
+def test_the_front_end_refuses_min_p_with_speculative_decoding():
+    """vLLM refuses min_p > 1e-5 for a request when a speculative config is set (sampling_params.py:870-882), before
+    the rejection sampler (which would apply min-p to the bonus row only: upstream #42744). The adapter's front end
+    refuses it in verify, naming the row and those lines; --no-front-end (front_end=False) hands it on. A greedy row's
+    min_p is dropped by the front end first (492-496), so it is not refused. No draw is needed: the refusal comes
+    before any engine call, on the CPU too."""
+    v1 = va.VllmV1(SRC, path="pytorch", device="cpu", with_verifier=True)
+    target = torch.zeros(2, 3, 16)
+    drafts = torch.zeros(2, 2, dtype=torch.int64)
+    with pytest.raises(ValueError, match=r"row 1: min_p = 0.1 with speculative decoding.*sampling_params.py:870-882"):
+        v1.verify(target, drafts, None, [1.0, 1.0], -1, 1.0, [0.0, 0.1], [1, 2], [0, 0])
+    with pytest.raises(ValueError, match="sampling_params.py:870-882"):
+        va._validate_spec_decode([0.0, 2e-5])
+    va._validate_spec_decode([0.0, 1e-5])  # min_p <= _SAMPLING_EPS passes, as in the engine
+    greedy = va._Batch(1, 16, [0.0], -1, 1.0, [0.5], True)
+    va._validate_spec_decode(greedy.min_p)  # greedy: min_p set to 0 by the front end, then not refused

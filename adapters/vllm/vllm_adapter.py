@@ -32,7 +32,8 @@ Front end. With ``front_end=True`` (the default) the parameters first pass vLLM'
 are not in the sampler files: temperature in (0, 0.01) is raised to 0.01 (sampling_params.py:450-459), temperature
 < 1e-5 means greedy with top_p = 1, top_k = 0, min_p = 0 (492-496), and the validation of ``_verify_args``
 (temperature finite in [0, 2], top_p in (0, 1], top_k >= -1, min_p in [0, 1]) raises ``ValueError`` naming the
-value. Then the batch is built as ``InputBatch`` does (gpu_input_batch.py:383-399, 919-922): greedy rows store
+value; a verifier (a speculative config) also refuses min_p > 1e-5 (``_validate_spec_decode``, 870-882).
+Then the batch is built as ``InputBatch`` does (gpu_input_batch.py:383-399, 919-922): greedy rows store
 temperature 0, top_k outside (0, V) becomes V, and top_k / top_p are ``None`` when no row uses them.
 ``front_end=False`` hands the values to the sampler as they are.
 
@@ -275,6 +276,18 @@ class _Batch:
         self.uses_top_p = any(pr < 1 for pr in p)                           # gpu_input_batch.py:393-394
 
 
+def _validate_spec_decode(min_p):
+    """vllm/sampling_params.py _validate_spec_decode (870-882): with a speculative config the front end refuses any
+    request with min_p > _SAMPLING_EPS ("not yet supported with speculative decoding"). Behind it, v1's
+    RejectionSampler applies no argmax-invariant processor, min-p included, to the drafted rows (rejection_sampler.py
+    291-348): only the bonus token would honour it (upstream vllm-project/vllm#42744)."""
+    for row, m in enumerate(min_p):
+        if m > SAMPLING_EPS:
+            raise ValueError(f"row {row}: min_p = {m} with speculative decoding: vLLM's SamplingParams refuses "
+                             f"min_p > {SAMPLING_EPS} when a speculative config is set (sampling_params.py:870-882); "
+                             "--no-front-end hands it to the rejection sampler as it is")
+
+
 def _validate(row, t, k, p, m):
     """vllm/sampling_params.py _verify_args (the sampling fields), with the engine's messages."""
     if not math.isfinite(t):
@@ -420,6 +433,8 @@ class VllmV1:
         g = g1 - 1
         drafts = torch.as_tensor(draft_tokens).to(self.device, torch.int32).reshape(rows, g)
         batch = _Batch(rows, vocab, temperature, top_k, top_p, min_p, self.front_end)
+        if self.front_end:
+            _validate_spec_decode(batch.min_p)
         metadata = self._metadata(batch, seeds, offsets, None)
         sampler = self.sampler_mod.Sampler("raw_logprobs", self.use_fp64_gumbel)
         bonus, _ = sampler.sample(target[:, g, :].clone(), metadata)             # rejection_sampler.py:135-149
@@ -535,6 +550,8 @@ class VllmMrv2:
         target = torch.as_tensor(target_logits).to(self.device, torch.float32)
         rows, g1, vocab = target.shape
         g = g1 - 1
+        if self.front_end:
+            _validate_spec_decode(_Batch(rows, vocab, temperature, top_k, top_p, min_p, True).min_p)
         states = self._states(rows, vocab, temperature, top_k, top_p, min_p, seeds)
         idx = torch.arange(rows, device=self.device, dtype=torch.int32)
         expanded = idx.repeat_interleave(g1)
