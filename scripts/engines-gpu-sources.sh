@@ -100,8 +100,9 @@ job_pytest() {
 # share <percent>: that share of the call's budget, in seconds.
 share() { echo $((budget * $1 / 100)); }
 # engine_job <job> <sampler> <profile> <what>...: the job's steps, each of: identify, smoke (or smoke=<suite file>:
-# the smoke step on that suite), props (the property suites), spec (spec-smoke, or spec=<suite file>), each cut at
-# its share (the last step takes the rest).
+# the smoke step on that suite), props (the property suites), props-no-min-p (the same with min_p held at 0, for a
+# path that refuses min-p: `properties --no-min-p`), spec (spec-smoke, or spec=<suite file>), each cut at its share
+# (the last step takes the rest).
 engine_job() {
   local job="$1" s="$2" profile="$3"; shift 3
   local n=$# i=0 what sh suite
@@ -117,6 +118,8 @@ engine_job() {
                jstep "$job" "$(basename "$suite" .suite.json).$profile" "$sh" run --suite "$suite" \
                  --profile "$profile" --sampler "$s" "${smoke_cap[@]}" ;;
       props) jstep "$job" properties "$sh" properties --profile "$profile" --sampler "$s" "${props[@]}" ;;
+      props-no-min-p) jstep "$job" properties-no-min-p "$sh" properties --profile "$profile" --sampler "$s" \
+                        "${props[@]}" --no-min-p ;;
       spec|spec=*)
         suite=spec-smoke
         [ "$what" != spec ] && suite="${what#spec=}"
@@ -153,17 +156,22 @@ job_mrv2() { engine_job mrv2 "process:$V --mrv2 --path dispatch" vllm-api smoke 
 job_ts-triton() { engine_job ts-triton "process:$TS --backend triton" vllm-triton smoke identify; }
 job_ts-full() { engine_job ts-full "process:$TS --backend triton_full" vllm-triton smoke identify props; }
 # SGLang's seeded path asserts against min-p (sampler.py:476-479; the adapter refuses min_p > 0 before the draw):
-# smoke without the min-p cases, and no property step, as for TensorRT-LLM below (the H100 run of 2026-11-27 met
+# smoke without the min-p cases, and the property suites with min_p held at 0, as for TensorRT-LLM below (the H100
+# run of 2026-11-27 met
 # the assert in 16 smoke cases: minp, combined, V4-minp-order, gen/3 and all 12 batch/b* rows, one min-p row
 # failing the batch; the other 14 failures and identify's were the adapter's torch.compile import, fixed).
 job_sglang-seeded() {
-  engine_job sglang-seeded "process:$SG --seeded" sglang-torch "smoke=$suites/smoke-no-min-p.suite.json" identify
+  engine_job sglang-seeded "process:$SG --seeded" sglang-torch "smoke=$suites/smoke-no-min-p.suite.json" identify \
+    props-no-min-p
 }
 job_sglang-unseeded() { engine_job sglang-unseeded "process:$SG" sglang-torch smoke; }
 # TensorRT-LLM's vanilla path has no min-p (the adapter refuses min_p > 0): smoke without the min-p cases; identify
-# excludes every profile by its min-p probe (the others are informative); no property step: the property
-# generators draw min_p for every profile that has one, so each property would fail on the refusal.
-job_trtllm() { engine_job trtllm "process:$TR" trtllm-torch "smoke=$suites/smoke-no-min-p.suite.json" identify; }
+# excludes every profile by its min-p probe (the others are informative); the property suites with min_p held at 0
+# (`properties --no-min-p`: the generators otherwise draw min_p for every profile, and each property would fail on
+# the refusal).
+job_trtllm() {
+  engine_job trtllm "process:$TR" trtllm-torch "smoke=$suites/smoke-no-min-p.suite.json" identify props-no-min-p
+}
 # The verifiers: spec-smoke (spec-standard is --phase sources-standard). TokenSpeed accepts a draft iff it equals
 # the target's own draw (verify.py): the law of speculative sampling only for one-hot drafts, so its verifier runs
 # spec-smoke with every draft one-hot (docs/conformance/spec-smoke-one-hot.suite.json).

@@ -30,6 +30,7 @@ struct PropertiesOptions {
   std::vector<std::string> only;
   std::vector<std::string> skip;
   std::vector<std::string> exclude_rows;
+  bool no_min_p = false;
   std::string reproduce;
   double tolerance = 1e-5;
   bool list = false;
@@ -64,6 +65,7 @@ int RunProperties(const PropertiesOptions& o) {
   options.only = o.only;
   options.skip = o.skip;
   options.exclude_rows = o.exclude_rows;
+  options.hold_min_p_zero = o.no_min_p;
   options.reproduce = o.reproduce;
   options.tolerance = o.tolerance;
   options.verbose = !o.quiet;
@@ -75,6 +77,7 @@ int RunProperties(const PropertiesOptions& o) {
   std::string fenced;
   for (const std::string& k : o.exclude_rows) fenced += (fenced.empty() ? "" : ", ") + k;
   for (const std::string& n : o.skip) fenced += (fenced.empty() ? "" : ", ") + std::string("property ") + n;
+  if (o.no_min_p) fenced += (fenced.empty() ? "" : ", ") + std::string("min_p other than 0");
   auto suite = properties::RunPropertySuite(**sampler, options, profile, o.sampler);
   if (!suite.ok()) {
     std::cerr << "samplecheck properties: " << suite.error().ToString() << "\n";
@@ -117,6 +120,10 @@ const bool registered = RegisterCommand(
        cmd.add_option("--exclude-rows", o->exclude_rows,
                       "leave rows of this kind out of the generators (repeatable; e.g. huge-tiny, pos-inf): an engine's "
                       "documented limitation, fenced in the open and printed in the summary");
+       cmd.add_flag("--no-min-p", o->no_min_p,
+                    "hold min_p at 0 in every generated case (and skip monotone-min-p): for an engine path that refuses "
+                    "min-p (TensorRT-LLM vanilla, SGLang seeded, vLLM spec decoding), fenced in the open and printed "
+                    "in the summary");
        cmd.add_option("--reproduce", o->reproduce, "replay one failing case: the reproduce string of a replay line");
        AddReal(cmd, "--tolerance", o->tolerance,
                "relative tolerance of probability relations for fp32 samplers (default 1e-5)", 0.0, 1.0);

@@ -515,6 +515,7 @@ void GreedyLimits(const Context& ctx) {
   } else {
     params = WithOnly(*gen::PowerOfTwoTemperature(profile), row.vocab());
     if (limit == 1) {
+      RC_PRE(!gen::MinPHeldAtZero());  // --no-min-p: the other limits only
       params.min_p = 1.0;
       whole_group = true;
       what = "min_p = 1";

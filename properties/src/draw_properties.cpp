@@ -126,7 +126,7 @@ void TiesDrawnEqually(const Context& ctx) {
   params.temperature = *gen::PowerOfTwoTemperature(*ctx.profile);
   params.top_k = *rc::gen::element<int64_t>(NoTopK(row.vocab()), row.vocab() + 1, 8);
   params.top_p = *rc::gen::element(1.0, 0.99, 0.95);
-  params.min_p = *rc::gen::element(0.0, 0.5);
+  params.min_p = gen::MinPHeldAtZero() ? 0.0 : *rc::gen::element(0.0, 0.5);
   params.seed = *gen::Seed();
   params.offset = *rc::gen::inRange<uint64_t>(0, uint64_t{1} << 62);
   params = gen::MakeValid(params, *ctx.profile);

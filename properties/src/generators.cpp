@@ -226,6 +226,16 @@ bool IsExcluded(const std::string& kind) {
 }  // namespace
 
 void SetExcludedRowKinds(std::vector<std::string> kinds) { Excluded() = std::move(kinds); }
+
+namespace {
+bool& HeldMinP() {
+  static bool held = false;
+  return held;
+}
+}  // namespace
+
+void SetMinPHeldAtZero(bool held) { HeldMinP() = held; }
+bool MinPHeldAtZero() { return HeldMinP(); }
 const std::vector<std::string>& ExcludedRowKinds() { return Excluded(); }
 const std::vector<std::string>& RowKinds() {
   static const std::vector<std::string> kinds = {"dyadic", "neg-inf-runs", "whole-row-ties", "top-ties", "huge-tiny",
@@ -337,6 +347,7 @@ rc::Gen<double> TopP() {
 }
 
 rc::Gen<double> MinP() {
+  if (MinPHeldAtZero()) return rc::gen::just(0.0);
   return rc::gen::weightedOneOf<double>({
       {4, rc::gen::just(0.0)},
       {1, rc::gen::element(1.0, 1e-3, 1e-20)},
@@ -475,6 +486,12 @@ rc::Gen<Case> AnyValidCase(const Profile& profile) {
     const int64_t vocab = row.vocab();
     return rc::gen::map(ValidParams(vocab, *p), [row = std::move(row)](Params params) { return Case{row, params}; });
   });
+  if (MinPHeldAtZero()) {
+    return rc::gen::weightedOneOf<Case>({{6, general},
+                                         {1, TopKBoundaryTies(profile)},
+                                         {1, TopPBoundaryTies(profile)},
+                                         {1, TopPOnBoundary(profile)}});
+  }
   return rc::gen::weightedOneOf<Case>({{6, general},
                                        {1, TopKBoundaryTies(profile)},
                                        {1, TopPBoundaryTies(profile)},

@@ -8,6 +8,7 @@
 #include <functional>
 #include <sstream>
 
+#include "samplecheck/properties/generators.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/speculative.h"
 
@@ -33,7 +34,7 @@ SamplingParams GenParams(const Profile& profile, bool greedy) {
     p.temperature = greedy ? 0.0 : *rc::gen::element(1.0, 0.7, 1.5, 0.3);
     p.top_k = *rc::gen::element<int64_t>(-1, 0, 2, 3, 5);
     p.top_p = *rc::gen::element(1.0, 0.9, 0.6);
-    p.min_p = *rc::gen::element(0.0, 0.05, 0.2);
+    p.min_p = gen::MinPHeldAtZero() ? 0.0 : *rc::gen::element(0.0, 0.05, 0.2);
     if (!ValidateParams(p, profile)) return p;
   }
   SamplingParams p;
@@ -239,6 +240,7 @@ PropertyResult RunSpecProperty(harness::Verifier& verifier, const Profile& profi
     result.message = "no spec property named '" + name + "'";
     return result;
   }
+  gen::SetMinPHeldAtZero(options.hold_min_p_zero);  // GenParams: min_p 0 only (--no-min-p)
   if (name != "spec-marginal-is-target" && !verifier.GetCapabilities().scripted_uniforms) {
     result.message = verifier.Name() + " does not take scripted uniforms";
     return result;

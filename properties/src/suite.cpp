@@ -100,6 +100,11 @@ PropertyResult RunProperty(harness::Sampler& sampler, const Profile& profile, co
     return result;
   }
   gen::SetExcludedRowKinds(options.exclude_rows);  // every property of the run sees the same row domain
+  gen::SetMinPHeldAtZero(options.hold_min_p_zero);
+  if (options.hold_min_p_zero && name == "monotone-min-p") {
+    result.message = "min_p held at 0 (--no-min-p): nothing to compare";
+    return result;  // skipped
+  }
   Context ctx;
   ctx.sampler = &sampler;
   ctx.profile = &profile;
@@ -153,6 +158,7 @@ PropertyResult RunProperty(harness::Sampler& sampler, const Profile& profile, co
     result.reproduce = ReproduceString(metadata.id, failure.reproduce);
     std::string excluded;
     for (const std::string& k : options.exclude_rows) excluded += " --exclude-rows " + k;
+    if (options.hold_min_p_zero) excluded += " --no-min-p";
     result.replay = "samplecheck properties --sampler " + ShellQuote(sampler_spec.empty() ? sampler.Name() : sampler_spec) +
                     " --profile " + std::string(profile.name) + " --property " + name + " --seed " +
                     std::to_string(options.seed) + " --max-success " + std::to_string(options.max_success) +

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "samplecheck/properties/generators.h"
 #include "samplecheck/reference/distribution.h"
@@ -83,6 +84,28 @@ RC_GTEST_PROP(Generators, WideRangeRowsReachBelowTheMinPClamp, ()) {
   const float top = *std::max_element(row.logits.begin(), row.logits.end());
   const float bottom = *std::min_element(row.logits.begin(), row.logits.end());
   RC_ASSERT(top - bottom >= 40.0f);  // log(1e-20) = -46: the clamp bug drops tokens this far down
+}
+
+// --no-min-p: with min_p held at 0 every generated case (the general ones and the boundary ones) has min_p = 0, and
+// without it the generators do reach min_p > 0 (so the hold is what removes them). Each property resets the hold.
+struct HoldMinP {
+  explicit HoldMinP(bool held) { gen::SetMinPHeldAtZero(held); }
+  ~HoldMinP() { gen::SetMinPHeldAtZero(false); }
+};
+
+RC_GTEST_PROP(Generators, HeldMinPIsZeroInEveryCase, ()) {
+  const HoldMinP hold(true);
+  RC_ASSERT(*gen::MinP() == 0.0);
+  const Case c = *gen::AnyValidCase(Vllm());
+  RC_ASSERT(c.params.min_p == 0.0);
+}
+
+TEST(Generators, UnheldMinPReachesPositiveValues) {
+  const HoldMinP hold(false);
+  int positive = 0;
+  const auto cases = rc::gen::container<std::vector<Case>>(400, gen::AnyValidCase(Vllm()));
+  for (const Case& c : cases(rc::Random(7), 50).value()) positive += c.params.min_p > 0.0;
+  EXPECT_GT(positive, 0) << "the generators never drew min_p > 0: the --no-min-p test above would prove nothing";
 }
 
 }  // namespace

@@ -49,6 +49,12 @@ rc::Gen<Row> ValidRow();               // any of the valid-row generators above 
 void SetExcludedRowKinds(std::vector<std::string> kinds);
 const std::vector<std::string>& ExcludedRowKinds();
 const std::vector<std::string>& RowKinds();  // the kinds ValidRow and BadRow make
+// min_p held at 0 in every generated case (`samplecheck properties --no-min-p`): for a sampler path whose engine
+// refuses min-p (TensorRT-LLM's vanilla path, SGLang's seeded path, vLLM's spec decoding), fenced in the open like
+// --exclude-rows. MinP() then yields only 0, AnyValidCase leaves MinPOnBoundary out, and the properties that need a
+// min_p other than 0 skip it (or, monotone-min-p, are skipped by the suite).
+void SetMinPHeldAtZero(bool held);
+bool MinPHeldAtZero();
 rc::Gen<Row> AnyRow();                 // ValidRow or BadRow
 
 // ---- parameters (raw: may be invalid for a profile) ----
@@ -56,7 +62,7 @@ rc::Gen<double> Temperature();         // 1, powers of two, (0.05, 2], 0, and va
 rc::Gen<double> PowerOfTwoTemperature(const Profile& profile);  // 2^j, j in [-6, 1], valid and not greedy
 rc::Gen<int64_t> TopK(int64_t vocab);  // -1, 0, 1, V, V + 1, 2^40, and 1..V
 rc::Gen<double> TopP();                // 1, 0, 1e-9, (0, 1) in 1/1000 steps, 0.5, 0.75, 0.875, nextafter(1, 0)
-rc::Gen<double> MinP();                // 0, 1, (0, 1) in 1/1000 steps, 1e-3
+rc::Gen<double> MinP();                // 0, 1, (0, 1) in 1/1000 steps, 1e-3 (only 0 when MinPHeldAtZero())
 rc::Gen<uint64_t> Seed();              // any uint64 (shrinks to 0)
 rc::Gen<Params> AnyParams(int64_t vocab);
 // AnyParams repaired for `profile` (ValidParams).

@@ -45,6 +45,7 @@ struct PropertyOptions {
   std::vector<std::string> only;  // property names to run (empty: all)
   std::vector<std::string> skip;  // property names not to run (an engine's documented finding, pinned elsewhere)
   std::vector<std::string> exclude_rows;  // row kinds the generators leave out (generators.h RowKinds())
+  bool hold_min_p_zero = false;  // min_p held at 0 in every case (generators.h SetMinPHeldAtZero); monotone-min-p skipped
   std::string reproduce;       // a RapidCheck reproduce string from a failure's replay line (replays one case)
   // Tolerance of the probability relations (sum to one, tie equality, shift / temperature / permutation) for
   // samplers that compute in fp32: relative. The exact sampler is held to kExactTolerance whatever this says.
