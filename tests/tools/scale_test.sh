@@ -166,12 +166,20 @@ case "$scenario" in
     judgement() { grep -E "^(false alarms|KS uniformity)" "$1" | sed 's/; [0-9.e+-]* s$//'; }
     expect_rc 0 "${cal[@]}"; judgement "$dir/out.txt" >"$dir/whole.txt"
     for i in 0 1; do expect_rc 0 "${cal[@]}" --shard $i/2 --out "$dir/runs"; done
-    [ "$(ls "$dir/runs" | wc -l)" = 4 ] || fail "the shards wrote $(ls "$dir/runs" | wc -l) reports, not 4"
+    reports=$(ls "$dir/runs" | grep -c '^run-[0-9]*\.json$'); summaries=$(ls "$dir/runs" | grep -c '^run-[0-9]*\.summary\.json$')
+    [ "$reports" = 4 ] && [ "$summaries" = 4 ] || fail "the shards wrote $reports reports and $summaries summaries, not 4 and 4"
     expect_rc 0 "${cal[@]}" --judge "$dir/runs"; judgement "$dir/out.txt" >"$dir/judged.txt"
     [ -s "$dir/whole.txt" ] && diff "$dir/whole.txt" "$dir/judged.txt" || fail "the judged shards differ from the whole run"
-    rm "$dir/runs/run-2.json"
+    # A shard run again resumes: its runs' summaries are there, nothing is drawn again.
+    expect_rc 0 "${cal[@]}" --shard 1/2 --out "$dir/runs"
+    [ "$(grep -c '(reused)' "$dir/out.txt")" = 2 ] || fail "the shard run again did not reuse its 2 runs"
+    # The summaries alone (what travels between machines) give the same judgement.
+    rm "$dir"/runs/run-[0-9].json
+    expect_rc 0 "${cal[@]}" --judge "$dir/runs"; judgement "$dir/out.txt" >"$dir/judged-summaries.txt"
+    diff "$dir/whole.txt" "$dir/judged-summaries.txt" || fail "the judgement from the summaries differs from the whole run"
+    rm "$dir/runs/run-2.summary.json"
     expect_rc 1 "${cal[@]}" --judge "$dir/runs"
-    grep -q "every run's report is needed" "$dir/out.txt" || fail "a missing run was not named"
+    grep -q "every run's report or summary is needed" "$dir/out.txt" || fail "a missing run was not named"
     expect_rc 2 "${cal[@]}" --shard 0/2
     grep -q "needs --out" "$dir/err.txt" || fail "--shard without --out"
     ;;

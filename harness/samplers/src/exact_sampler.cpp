@@ -51,7 +51,7 @@ class ExactSampler final : public Sampler {
   Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
                           std::span<int32_t> tokens) override {
     if (Status st = CheckReplicatedArgs(rows, replicas, params.size(), tokens.size()); !st.ok()) return st;
-    if (Status st = CheckEveryParams(params); !st.ok()) return st;
+    if (Status st = CheckParams(params, profile_); !st.ok()) return st;  // before anything is drawn
     const size_t b = static_cast<size_t>(rows.rows);
     std::vector<Resolved> resolved(b);
     for (uint64_t k = 0; k < replicas; ++k) {
@@ -133,16 +133,6 @@ class ExactSampler final : public Sampler {
 
   static int32_t Draw(const Resolved& r, const SamplingParams& params) {
     return r.table ? r.table->Draw(UniformForDraw(params.seed, params.offset)) : kInvalidToken;
-  }
-
-  // Every call's params valid for the profile before anything is drawn (the first bad one named).
-  Status CheckEveryParams(std::span<const SamplingParams> params) const {
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (auto bad = ValidateParams(params[i], profile_)) {
-        return InvalidArgument("row " + std::to_string(i) + ": " + bad->message);
-      }
-    }
-    return Status::Ok();
   }
 
   const Profile& profile_;

@@ -36,16 +36,20 @@ Status CheckReplicatedArgs(const RowBatch& rows, uint64_t replicas, size_t param
   return Status::Ok();
 }
 
-Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
-                       const Profile& profile) {
-  if (Status st = CheckBatchShape(batch, params.size(), token_slots); !st.ok()) return st;
-  // Every row's params are validated before anything is drawn: one bad row fails the call.
+Status CheckParams(std::span<const SamplingParams> params, const Profile& profile) {
   for (size_t r = 0; r < params.size(); ++r) {
     if (auto bad = ValidateParams(params[r], profile)) {
       return InvalidArgument("row " + std::to_string(r) + ": " + bad->message);
     }
   }
   return Status::Ok();
+}
+
+Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
+                       const Profile& profile) {
+  if (Status st = CheckBatchShape(batch, params.size(), token_slots); !st.ok()) return st;
+  // Every row's params are validated before anything is drawn: one bad row fails the call.
+  return CheckParams(params, profile);
 }
 
 Status CheckCountDrawsArgs(std::span<const float> row, const SamplingParams& params, size_t histogram_cells,

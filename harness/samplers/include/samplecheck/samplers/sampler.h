@@ -99,6 +99,8 @@ Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots,
 // token slots (no 2^64 wrap).
 Status CheckReplicatedArgs(const RowBatch& rows, uint64_t replicas, size_t params, size_t token_slots,
                            int64_t min_vocab = 0);
+// Every params entry is valid for `profile` (the first bad one is named "row <i>").
+Status CheckParams(std::span<const SamplingParams> params, const Profile& profile);
 // CheckBatchShape, and every row's params are valid for `profile` (the first bad row is named).
 Status CheckSampleArgs(const RowBatch& batch, std::span<const SamplingParams> params, size_t token_slots,
                        const Profile& profile);
