@@ -536,11 +536,11 @@ void GreedyLimits(const Context& ctx) {
     } else if (limit == 2) {
       params.top_k = 1;
       one_hot = profile.top_k_one_is_greedy;
-      whole_group = !one_hot && profile.top_k_ties == TopKTies::kKeepTied;
+      whole_group = !one_hot && (profile.top_k_ties == TopKTies::kKeepTied || TiedRowKeptWhole(profile, row, params));
       what = "top_k = 1";
     } else {
       params.top_p = 1e-9;
-      whole_group = profile.top_p_ties == TopPTies::kKeepTied;
+      whole_group = profile.top_p_ties == TopPTies::kKeepTied || TiedRowKeptWhole(profile, row, params);
       what = "top_p = 1e-9";
     }
   }
