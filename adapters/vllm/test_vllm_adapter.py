@@ -140,8 +140,8 @@ def test_triton_top_k_keeps_a_fully_tied_row_whole():
     """Every finite logit tied (max == min): the whole-row pivot search (286-366) starts with an empty range and
     stops at once with k_pivot = the max logit (362-366), and the last pass skips masking when the pivot is not
     below the max logit (830-831): top-k keeps the whole row, as the PyTorch path's keep-ties rule does. The H100
-    run of 2026-11-27 measured it (kept 4 of 4 at k = 2, where this test asserted 2): the vllm-triton profile's
-    exact-k does not hold on such a row (docs/conformance.md, second run)."""
+    run of 2026-11-27 measured it (kept 4 of 4 at k = 2, where this test asserted 2); the vllm-triton profile now
+    keeps such a row whole too (Profile::tied_row_unmasked; docs/semantics.md, vllm-triton)."""
     sampler = va.VllmV1(SRC, path="triton", device="cuda")
     flat = torch.zeros(1, 4)
     assert torch.allclose(probs(sampler, flat, k=2), torch.full((1, 4), 0.25), atol=1e-6)

@@ -78,6 +78,19 @@ void ExpectSameDistribution(const Context& ctx, const std::vector<double>& a, co
   }
 }
 
+// Profile::tied_row_unmasked (vllm-triton): with min-p off, a row whose finite logits are all equal is not masked
+// by top-k or top-p at all.
+bool TiedRowKeptWhole(const Profile& profile, const Row& row, const Params& params) {
+  if (!profile.tied_row_unmasked || params.min_p > 0) return false;
+  float value = std::numeric_limits<float>::quiet_NaN();
+  for (float x : row.logits) {
+    if (x == -std::numeric_limits<float>::infinity()) continue;
+    if (!std::isfinite(x) || (value == value && x != value)) return false;
+    value = x;
+  }
+  return value == value;
+}
+
 std::vector<int32_t> Identity(int64_t vocab) {
   std::vector<int32_t> id(static_cast<size_t>(vocab));
   std::iota(id.begin(), id.end(), 0);
@@ -132,7 +145,8 @@ void KeptSetComplete(const Context& ctx) {
 
 // Nucleus minimality: with only top-p active, a token is kept iff the mass above it (the mass of the tokens
 // ranked before it; for kKeepTied, of the tokens with a strictly larger logit) is < top_p (<= for kNonStrict).
-// That is: the kept set reaches top_p, and dropping its least likely member (tie group) falls below it.
+// That is: the kept set reaches top_p, and dropping its least likely member (tie group) falls below it. A fully
+// tied row under a tied_row_unmasked profile (vllm-triton) is kept whole.
 void NucleusMinimality(const Context& ctx) {
   const Profile& profile = *ctx.profile;
   auto general = rc::gen::apply(
@@ -173,7 +187,8 @@ void NucleusMinimality(const Context& ctx) {
     }
     const long double above = keep_tied ? above_group : above_position;
     // top_p = 1 disables the filter (the mass above the last tokens can round to 1 in double: not a decision).
-    const bool should_keep = top_p >= 1 || above_position == 0 || (strict ? above < top_p : above <= top_p);
+    const bool should_keep = top_p >= 1 || above_position == 0 || (strict ? above < top_p : above <= top_p) ||
+                             TiedRowKeptWhole(profile, c.row, c.params);
     const bool is_kept = kept[static_cast<size_t>(t)] > 0;
     kept_count += is_kept;
     // Decisions within the sampler's own rounding of the masses are not judged (fp32 samplers only).
@@ -192,7 +207,7 @@ void NucleusMinimality(const Context& ctx) {
 }
 
 // Top-k cardinality: with only top-k active, exactly k tokens (kExactK) or the k-th and every token tied with it
-// (kKeepTied), and they are the top tokens by logit.
+// (kKeepTied), and they are the top tokens by logit; a fully tied row under a tied_row_unmasked profile: every token.
 void TopKCardinality(const Context& ctx) {
   const Profile& profile = *ctx.profile;
   auto general = rc::gen::mapcat(gen::ValidRow(), [&profile](Row row) {
@@ -222,7 +237,7 @@ void TopKCardinality(const Context& ctx) {
   if (IsGreedy(c.params, profile)) {
     expected = 1;
     kth_logit = c.row.logits[static_cast<size_t>(order[0])];
-  } else if (k >= alive) {
+  } else if (k >= alive || TiedRowKeptWhole(profile, c.row, c.params)) {
     expected = alive;
     kth_logit = -std::numeric_limits<float>::infinity();
   } else {
@@ -522,11 +537,11 @@ void GreedyLimits(const Context& ctx) {
     } else if (limit == 2) {
       params.top_k = 1;
       one_hot = profile.top_k_one_is_greedy;
-      whole_group = !one_hot && profile.top_k_ties == TopKTies::kKeepTied;
+      whole_group = !one_hot && (profile.top_k_ties == TopKTies::kKeepTied || TiedRowKeptWhole(profile, row, params));
       what = "top_k = 1";
     } else {
       params.top_p = 1e-9;
-      whole_group = profile.top_p_ties == TopPTies::kKeepTied;
+      whole_group = profile.top_p_ties == TopPTies::kKeepTied || TiedRowKeptWhole(profile, row, params);
       what = "top_p = 1e-9";
     }
   }

@@ -72,6 +72,18 @@ double MarginUlps(Real value, Real reference) {
   return std::isfinite(margin) ? static_cast<double>(margin) : std::numeric_limits<double>::max();
 }
 
+// Whether m * v is exact in fp32 for every m in [1, n]: v's odd integer significand times n fits 24 bits and n * |v|
+// does not overflow (a multiple of a representable value keeps its lowest bit, so underflow cannot round it).
+bool MultiplesExactFp32(float v, int64_t n) {
+  if (v == 0.0f) return true;
+  const double magnitude = std::fabs(static_cast<double>(v));
+  if (n >= (int64_t{1} << 24) || static_cast<double>(n) * magnitude > std::numeric_limits<float>::max()) return false;
+  int exponent = 0;
+  auto significand = static_cast<uint64_t>(std::ldexp(std::frexp(magnitude, &exponent), 24));
+  while ((significand & 1u) == 0) significand >>= 1;
+  return significand * static_cast<uint64_t>(n) < (uint64_t{1} << 24);
+}
+
 // exp(z) for z <= 0 in long double, fast: z = hi + lo with hi = double(z), exp(z) = exp(hi) * (1 + lo) since
 // |lo| <= 2^-54 |z| (lo^2 is far below the long double epsilon). glibc's exp(double) is within 1 ulp, so every
 // weight carries a relative error below ~2.3e-16: well inside the 1e-15 budget of a probability.
@@ -89,6 +101,7 @@ struct Prepared {
   std::vector<Real> weight;    // exp((x - x_max) / T); 0 for -inf and for weights below the long double range
   std::vector<int32_t> order;  // tokens of positive weight, logit descending, ties by ascending id
   Real total = 0;             // sum of every weight (compensated, in token-id order)
+  int64_t finite = 0;          // tokens whose logit is not -inf (the engine sees them even where their weight is 0)
   Real temperature = 1;
   bool scaled = false;         // T != 1: engines round x / T to fp32, which can create ties
 
@@ -177,6 +190,15 @@ class Pipeline {
     int64_t kept_but_top_k = n;   // after every filter so far except top-k (joint top-p input)
     const TopPInput top_p_input = params_.min_p > 0 ? profile_.top_p_input_with_min_p : profile_.top_p_input;
     Result result;
+    // Profile::tied_row_unmasked: the row the top-k/top-p kernel receives (what the filters before it left), when
+    // all of it is one finite tie group; -1 otherwise.
+    int64_t tied_row = -1;
+    bool kernel_reached = false;
+    auto enter_kernel = [&] {
+      if (kernel_reached || !profile_.tied_row_unmasked) return;
+      kernel_reached = true;
+      if (TiedRow(kept_all)) tied_row = kept_all;
+    };
     for (Filter filter : profile_.order) {
       switch (filter) {
         case Filter::kMinP: {
@@ -188,12 +210,17 @@ class Pipeline {
           break;
         }
         case Filter::kTopK: {
+          enter_kernel();
           if (!TopKActive(kept_all)) break;
-          kept_all = std::min(kept_all, ApplyPolicy(TopK(kept_all, decisions), policy));
+          const FilterOutcome outcome =
+              kept_all == tied_row ? TiedRowTopK(kept_all, decisions) : TopK(kept_all, decisions);
+          kept_all = std::min(kept_all, ApplyPolicy(outcome, policy));
           break;
         }
         case Filter::kTopP: {
+          enter_kernel();
           if (!(params_.top_p < 1.0)) break;
+          if (kept_all == tied_row) break;  // the kernel's row is whole: top-p masks nothing on it
           const int64_t input = top_p_input == TopPInput::kFull ? kept_but_top_k : kept_all;
           const int64_t cut = ApplyPolicy(TopP(input, decisions), policy);
           kept_all = std::min(kept_all, cut);
@@ -225,6 +252,39 @@ class Pipeline {
     const float value = Logit(position);
     while (position < limit && Logit(position) == value) ++position;
     return position;
+  }
+
+  // Profile::tied_row_unmasked: the kernel's row, positions [0, input), is one tie group of a finite logit and holds
+  // every finite token the engine sees (min-p masks the others with -inf; without min-p, a finite token whose
+  // weight underflows in the reference is still a finite logit to the engine, so the row is not tied).
+  bool TiedRow(int64_t input) const {
+    if (input < 1 || !std::isfinite(Logit(0)) || Logit(input - 1) != Logit(0)) return false;
+    return params_.min_p > 0 || (input == static_cast<int64_t>(row_.order.size()) && input == row_.finite);
+  }
+
+  // Top-k on a tied kernel row (Profile::tied_row_unmasked): the whole row is kept. Certain where the kernel's
+  // zeroth-pass statistics (topk_topp_triton.py:129-157) are exact in fp32 whatever its reduction order and FMA
+  // contraction: then mean = c, deviation = 0 and the outlier pivot is c, nothing is gathered and the whole-row search
+  // runs. That holds for c = 0 (every sum is 0, also over an empty first tile), and for any c when one of the first
+  // 256 tokens (the smallest tile, BLOCK_SIZE on CPU; 8192 on CUDA) is in the row and c, c * c and every multiple
+  // n * c, n * c * c (n up to the row's size) are exact in fp32. Elsewhere rounding may put the pivot below c: the
+  // buffer search keeps exactly k (the profile's tie rule), so the tied group is reported ambiguous.
+  FilterOutcome TiedRowTopK(int64_t input, std::vector<Decision>* decisions) const {
+    FilterOutcome outcome{input, {input, input}};
+    const float c = row_.scaled ? Logit(0) / static_cast<float>(params_.temperature) : Logit(0);  // logits.div_(temp)
+    bool certain = c == 0.0f;
+    if (!certain) {
+      bool first_tile = false;
+      for (int64_t j = 0; j < input && !first_tile; ++j) first_tile = row_.order[j] < 256;
+      const double square = static_cast<double>(c) * c;  // exact in double
+      certain = first_tile && static_cast<double>(static_cast<float>(square)) == square &&
+                MultiplesExactFp32(c, input) && MultiplesExactFp32(static_cast<float>(square), input);
+    }
+    if (certain) return outcome;
+    outcome.band.lo = params_.top_k;
+    size_t recorded = 0;
+    for (int64_t j = params_.top_k - 1; j < input; ++j) Record(decisions, Filter::kTopK, j, true, 0.0, recorded);
+    return outcome;
   }
 
   void Record(std::vector<Decision>* decisions, Filter filter, int64_t position, bool kept, double margin,
@@ -460,6 +520,7 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     }
     if (x == 0.0f) x = 0.0f;  // -0 and +0 are the same logit (ties)
     prepared.logits[i] = x;
+    if (x != -std::numeric_limits<float>::infinity()) ++prepared.finite;
     if (x > max_logit) {
       max_logit = x;
       argmax = i;

@@ -124,11 +124,15 @@ constexpr Profile kVllmApi = [] {
   return p;
 }();
 
-// vLLM v1 Triton path (apply_top_k_top_p_triton, the default with Triton at batch >= 8): exactly k kept.
+// vLLM v1 Triton path (apply_top_k_top_p_triton, the default with Triton at batch >= 8: topk_topp_sampler.py:345-360
+// at v0.26.0 = 568afb3a): exactly k kept, and a row whose finite logits are all equal is not masked at all
+// (Profile::tied_row_unmasked).
 constexpr Profile kVllmTriton{
     .name = "vllm-triton",
-    .summary = "vLLM v1 Triton path: as vllm, but top-k keeps exactly k (tie group trimmed by position)",
-    .source = "vllm-project/vllm vllm/v1/sample/ops/topk_topp_triton.py apply_top_k_top_p_triton, main 2026",
+    .summary = "vLLM v1 Triton path: as vllm, but top-k keeps exactly k (tie group trimmed by position); a fully "
+               "tied row is kept whole",
+    .source = "vllm-project/vllm vllm/v1/sample/ops/topk_topp_triton.py apply_top_k_top_p_triton (the fully tied "
+              "row: 285-366, 449-516, 676-677, 830-831 at v0.26.0 = 568afb3a), main 2026",
     .order = {Filter::kMinP, Filter::kTopK, Filter::kTopP},
     .top_p_input = TopPInput::kRenormalized,
     .top_k_ties = TopKTies::kExactK,
@@ -150,7 +154,23 @@ constexpr Profile kVllmTriton{
                  .prob_error_ulps = kProbErrorUlps, .orders_by_probs = true, .pivot_tolerance = 1e-6,
                  .summary = "pivot search on fp32 probabilities exp(x - M) / Z: tile sums of 8192 (tl.sum), "
                             "tiles in sequence; the search stops within 1e-6 relative of the pivot"},
+    .tied_row_unmasked = true,  // topk_topp_triton.py:285-366, 830-831 (docs/semantics.md, vllm-triton)
 };
+
+// vLLM through its API front end (SamplingParams.__post_init__, as vllm-api) at a batch that takes the Triton path
+// (topk_topp_sampler.py:345-360: batch >= 8 with Triton): vllm-triton's filters with vllm-api's temperature floor.
+constexpr Profile kVllmApiTriton = [] {
+  Profile p = kVllmTriton;
+  p.name = "vllm-api-triton";
+  p.summary = "vLLM through SamplingParams at batch >= 8: as vllm-triton, but 0 < T < 0.01 is raised to 0.01 "
+              "(greedy only at T = 0)";
+  p.source = "vllm-project/vllm vllm/sampling_params.py SamplingParams.__post_init__ (_MAX_TEMP = 1e-2, "
+             "_SAMPLING_EPS = 1e-5; 450-459, 492-496), vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p "
+             "(345-360) and topk_topp_triton.py apply_top_k_top_p_triton, v0.26.0 (568afb3a)";
+  p.min_temperature = kVllmApi.min_temperature;
+  p.greedy_temperature_below = kVllmApi.greedy_temperature_below;
+  return p;
+}();
 
 // FlashInfer top_k_top_p_sampling_from_logits, filter_apply_order="top_k_first" (the rejection path, not the
 // radix fast path), with min-p applied first by the engine (min_p_renorm / MinPLogitsProcessor).
@@ -373,7 +393,7 @@ constexpr Profile kLlamaCpp{
 
 constexpr const Profile* kAllProfiles[] = {&kHf,          &kVllm,          &kVllmTriton,     &kFlashinferTopkFirst,
                                            &kFlashinferJoint, &kTrtllmTorch, &kTrtllmCuda, &kSglangTorch,
-                                           &kSglangFlashinfer, &kLlamaCpp, &kVllmApi};
+                                           &kSglangFlashinfer, &kLlamaCpp, &kVllmApi, &kVllmApiTriton};
 
 }  // namespace
 

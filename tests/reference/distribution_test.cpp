@@ -71,13 +71,13 @@ std::map<std::string, Expected> Same(std::initializer_list<std::string> profiles
 }
 
 const std::initializer_list<std::string> kAllNames = {"hf",           "vllm",        "vllm-api",   "vllm-triton",
-                                                      "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch",
-                                                      "trtllm-cuda",  "sglang-torch", "sglang-flashinfer",
-                                                      "llama-cpp"};
+                                                      "vllm-api-triton", "flashinfer-topk-first", "flashinfer-joint",
+                                                      "trtllm-torch", "trtllm-cuda",  "sglang-torch",
+                                                      "sglang-flashinfer", "llama-cpp"};
 const std::initializer_list<std::string> kNucleusNames = {"hf",           "vllm",         "vllm-api",  "vllm-triton",
-                                                          "flashinfer-topk-first", "flashinfer-joint",
-                                                          "trtllm-torch", "sglang-torch", "sglang-flashinfer",
-                                                          "llama-cpp"};
+                                                          "vllm-api-triton", "flashinfer-topk-first",
+                                                          "flashinfer-joint", "trtllm-torch", "sglang-torch",
+                                                          "sglang-flashinfer", "llama-cpp"};
 
 std::vector<VectorCase> DiscriminatingVectors() {
   std::vector<VectorCase> cases;
@@ -99,18 +99,22 @@ std::vector<VectorCase> DiscriminatingVectors() {
     cases.push_back({"V1_top_p_0.88", v1, Params(1, -1, 0.88, 0), by});
   }
   // V2: four tied tokens, k = 2. Tie-keeping profiles stay uniform; exact-k profiles keep the two lowest ids and
-  // report the whole tie group ambiguous (an engine with another sort order keeps another pair).
+  // report the whole tie group ambiguous (an engine with another sort order keeps another pair). The vLLM Triton
+  // profiles keep a fully tied row whole, ambiguous as a whole: the logit log(0.25) is not exact enough in fp32 for
+  // the kernel's statistics to be certain (Profile::tied_row_unmasked; TiedRows below).
   {
     auto by = Same({"hf", "vllm", "vllm-api", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch",
                     "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}});
-    by = Same({"vllm-triton", "trtllm-cuda", "sglang-torch", "llama-cpp"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
+    by = Same({"trtllm-cuda", "sglang-torch", "llama-cpp"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
+    by = Same({"vllm-triton", "vllm-api-triton"}, {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {0, 1, 2, 3}}, by);
     cases.push_back({"V2_ties_top_k_2", {0.25, 0.25, 0.25, 0.25}, Params(1, 2, 1.0, 0), by});
   }
   // V2': [0.4, 0.3, 0.3], p = 0.5. Pivot top-p keeps the whole tie group; sort-based profiles cut it by position.
   {
     auto by = Same({"flashinfer-topk-first", "flashinfer-joint", "sglang-flashinfer"}, {{0, 1, 2}, {0.4, 0.3, 0.3}, {}});
-    by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "trtllm-torch", "sglang-torch", "llama-cpp"},
+    by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "trtllm-torch", "sglang-torch",
+               "llama-cpp"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {1, 2}}, by);
     by["trtllm-cuda"] = {{0, 1}, {0.8, 0.2}, {1, 2}};
     cases.push_back({"V2prime_tie_at_top_p", {0.4, 0.3, 0.3}, Params(1, -1, 0.5, 0), by});
@@ -124,7 +128,8 @@ std::vector<VectorCase> DiscriminatingVectors() {
   // V4: min-p before top-p (vLLM, TRT-LLM, FlashInfer engines) vs after (HF, llama.cpp) or joint (SGLang). TV 0.222.
   {
     auto by = Same({"hf", "sglang-torch", "sglang-flashinfer", "llama-cpp"}, {{0, 1, 2}, {4.0 / 9, 3.0 / 9, 2.0 / 9}, {}});
-    by = Same({"vllm", "vllm-api", "vllm-triton", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch"},
+    by = Same({"vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "flashinfer-topk-first", "flashinfer-joint",
+               "trtllm-torch"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {}}, by);
     by["trtllm-cuda"] = {{0, 1}, {16.0 / 27, 11.0 / 27}, {}};
     cases.push_back({"V4_min_p_order", {0.4, 0.3, 0.2, 0.1}, Params(1, -1, 0.75, 0.3), by});
@@ -134,7 +139,8 @@ std::vector<VectorCase> DiscriminatingVectors() {
     const double c = 0.6 / 0.85;  // mass above token 2 in the top-4-renormalized distribution
     auto by = Same({"flashinfer-joint", "sglang-torch", "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.35 / 0.85, 0.25 / 0.85, 0.20 / 0.85, 0.05 / 0.85}, {}});
-    by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "flashinfer-topk-first", "trtllm-torch", "llama-cpp"},
+    by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "flashinfer-topk-first", "trtllm-torch",
+               "llama-cpp"},
               {{0, 1, 2}, {0.35 / 0.8, 0.25 / 0.8, 0.20 / 0.8}, {}}, by);
     by["trtllm-cuda"] = {{0, 1, 2}, {0.35 / 0.85 / 0.82, 0.25 / 0.85 / 0.82, (0.82 - c) / 0.82}, {}};
     cases.push_back({"V5_joint_vs_top_k_first",
@@ -159,6 +165,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
     const double e10 = std::exp(-10.0), e1 = std::exp(-1.0);
     auto by = Same(kAllNames, {{0, 1}, {1 / (1 + e10), e10 / (1 + e10)}, {}});
     by["vllm-api"] = {{0, 1}, {1 / (1 + e1), e1 / (1 + e1)}, {}};
+    by["vllm-api-triton"] = by["vllm-api"];
     cases.push_back({"V7_temperature_floor", {1 / (1 + std::exp(-0.01)), std::exp(-0.01) / (1 + std::exp(-0.01))},
                      Params(0.001, -1, 1.0, 0), by});
   }
@@ -508,7 +515,8 @@ TEST(Profiles, NamesAreUniqueAndFindable) {
     EXPECT_FALSE(profile->summary.empty());
     EXPECT_FALSE(profile->source.empty());
   }
-  for (const char* required : {"hf", "vllm", "vllm-triton", "flashinfer-topk-first", "flashinfer-joint",
+  for (const char* required : {"hf", "vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "flashinfer-topk-first",
+                               "flashinfer-joint",
                                "trtllm-torch", "sglang-torch", "sglang-flashinfer"}) {
     EXPECT_NE(FindProfile(required), nullptr) << required;
   }
@@ -516,11 +524,63 @@ TEST(Profiles, NamesAreUniqueAndFindable) {
 }
 
 }  // namespace
+// vLLM's Triton kernel masks nothing on a row whose finite logits are all equal (Profile::tied_row_unmasked,
+// topk_topp_triton.py:285-366, 449-516, 676-677, 830-831 at 568afb3a; measured on an H100: zeros(1, 4), k = 2 kept
+// 4). A partly tied row keeps exactly k; the other profiles keep their own tie rules.
+TEST(TiedRows, TritonKeepsAFullyTiedRowWholeAndAPartlyTiedRowToExactlyK) {
+  const std::vector<float> flat(4, 0.0f);
+  const Expected whole{{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}};
+  for (const char* name : {"vllm-triton", "vllm-api-triton"}) {
+    ExpectDistribution(Compute(flat, Params(1, 2, 1, 0), P(name)), whole, std::string(name) + " zeros k=2", 0);
+    ExpectDistribution(Compute(flat, Params(1, 2, 0.5, 0), P(name)), whole, std::string(name) + " zeros k=2 p=0.5", 0);
+    ExpectDistribution(Compute(flat, Params(1, -1, 0.5, 0), P(name)), whole, std::string(name) + " zeros p=0.5", 0);
+    ExpectDistribution(Compute(flat, Params(0.7, 3, 0.3, 0), P(name)), whole, std::string(name) + " zeros T=0.7", 0);
+    ExpectDistribution(Compute({0.0f, 0.0f, 0.0f, -1.0f}, Params(1, 2, 1, 0), P(name)), {{0, 1}, {0.5, 0.5}, {0, 1, 2}},
+                       std::string(name) + " partly tied k=2", 0);
+    // -inf entries do not count; min-p's masks make the kernel's row tied; an integer logit keeps the statistics
+    // exact.
+    ExpectDistribution(Compute({-kInf, 2.0f, 2.0f, 2.0f}, Params(1, 2, 1, 0), P(name)),
+                       {{1, 2, 3}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, {}}, std::string(name) + " -inf and 2s", 0);
+    ExpectDistribution(Compute({1.0f, 1.0f, 1.0f, -5.0f}, Params(1, 2, 0.4, 0.5), P(name)),
+                       {{0, 1, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3}, {}}, std::string(name) + " tied after min-p", 0);
+    // Without min-p a finite logit far below the others is in the kernel's row (its weight underflows only here).
+    ExpectDistribution(Compute({0.0f, 0.0f, 0.0f, -1e30f}, Params(1, 2, 1, 0), P(name)),
+                       {{0, 1}, {0.5, 0.5}, {0, 1, 2}}, std::string(name) + " -1e30 is finite", 0);
+    // Where fp32 statistics may put the outlier pivot below the tied value (1 / 0.7 is not short), the row is kept
+    // whole as computed, the exact-k reading is the all-out one, and the whole row is ambiguous.
+    const std::vector<float> ones(4, 1.0f);
+    ExpectDistribution(Compute(ones, Params(0.7, 2, 1, 0), P(name)),
+                       {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {0, 1, 2, 3}}, std::string(name) + " ones T=0.7", 0);
+    EXPECT_EQ(Compute(ones, Params(0.7, 2, 1, 0), P(name), AmbiguousPolicy::kAllOut).kept, (std::vector<int32_t>{0, 1}))
+        << name;
+    ExpectDistribution(Compute(ones, Params(1, 2, 1, 0), P(name)), whole, std::string(name) + " ones T=1", 0);
+    // The rule reads the first tile: a tied row past token 255 with a nonzero value is not certain.
+    std::vector<float> late(300, -kInf);
+    late[280] = late[290] = late[299] = 1.0f;
+    EXPECT_EQ(Compute(late, Params(1, 2, 1, 0), P(name)).ambiguous, (std::vector<int32_t>{280, 290, 299})) << name;
+    late[280] = late[290] = late[299] = 0.0f;
+    EXPECT_TRUE(Compute(late, Params(1, 2, 1, 0), P(name)).ambiguous.empty()) << name;
+  }
+  // Unchanged elsewhere: vllm keeps the tie group, the other exact-k profiles keep 2, strict top-p cuts by position.
+  ExpectDistribution(Compute(flat, Params(1, 2, 1, 0), P("vllm")), whole, "vllm zeros k=2", 0);
+  ExpectDistribution(Compute(flat, Params(1, -1, 0.5, 0), P("vllm")), {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}},
+                     "vllm zeros p=0.5", 0);
+  for (const char* name : {"trtllm-cuda", "sglang-torch", "llama-cpp"}) {
+    ExpectDistribution(Compute(flat, Params(1, 2, 1, 0), P(name)), {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}},
+                       std::string(name) + " zeros k=2", 0);
+  }
+  for (const Profile* profile : AllProfiles()) {
+    const bool triton = profile->name == "vllm-triton" || profile->name == "vllm-api-triton";
+    EXPECT_EQ(profile->tied_row_unmasked, triton) << profile->name;
+  }
+}
+
 // Found by properties/ (tied-tokens-identical-probability): a tie group cut by position at the very top of the
-// order is ambiguous as a whole, its first member included. Row [-16, -16], T = 0.5, top_p = 1/64.
+// order is ambiguous as a whole, its first member included. Row [-16, -16], T = 0.5, top_p = 1/64. (The vLLM
+// Triton profiles keep this fully tied row whole: TiedRows above.)
 TEST(Ambiguity, TieGroupCutAtTheTopIsAmbiguousAsAWhole) {
   const std::vector<float> row = {-16.0f, -16.0f};
-  for (const char* name : {"vllm", "hf", "vllm-triton", "trtllm-torch", "sglang-torch"}) {
+  for (const char* name : {"vllm", "hf", "trtllm-torch", "sglang-torch"}) {
     const auto dist = ComputeDistribution(LogitsView::Fp32(row), Params(0.5, -1, 0.015625, 0), *FindProfile(name));
     ASSERT_TRUE(dist.ok()) << name;
     EXPECT_EQ(dist->kept, std::vector<int32_t>{0}) << name;

@@ -404,8 +404,8 @@ TEST(NumericsModel, EveryProfileStatesItsSums) {
   }
   // Which profiles order top-p by fp32 probabilities (pivots, sorts of probabilities) and which by logits.
   for (std::string_view name : {"vllm", "hf", "trtllm-torch"}) EXPECT_FALSE(P(name).numerics.orders_by_probs) << name;
-  for (std::string_view name : {"vllm-triton", "flashinfer-topk-first", "flashinfer-joint", "trtllm-cuda",
-                                "sglang-torch", "sglang-flashinfer"}) {
+  for (std::string_view name : {"vllm-triton", "vllm-api-triton", "flashinfer-topk-first", "flashinfer-joint",
+                                "trtllm-cuda", "sglang-torch", "sglang-flashinfer"}) {
     EXPECT_TRUE(P(name).numerics.orders_by_probs) << name;
   }
 }

@@ -147,6 +147,18 @@ struct Profile {
   // A temperature floor applied before anything else: 0 < T < min_temperature becomes min_temperature (vLLM's
   // SamplingParams.__post_init__ raises it to 0.01, so only T == 0 reaches the greedy path). 0: no floor.
   double min_temperature = 0.0;
+  // vLLM's Triton top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_triton.py, v0.26.0 = 568afb3a) masks nothing on
+  // a row whose finite logits, as it sees them (divided by T, after min-p's -inf masks; -inf entries do not count),
+  // are all equal: top-k's whole-row search (285-366) starts from max == min and stops at once with the pivot at
+  // the max logit (363); top-p after top-k (377-592) then gathers nothing above that pivot (449-513), its sum is 0
+  // and its pivot NaN; standalone top-p (k disabled or k >= the finite count: 375, 594-824) has an empty probability
+  // range (676-677) and its pivot is the common value (824); the last pass masks nothing when the pivot is not
+  // below the max logit (830-831). So top-k and top-p keep the whole row. Top-k reaches the whole-row search only
+  // when the zeroth pass's fp32 mean and deviation of the first tile (129-157) put the outlier pivot at or above the
+  // tied value; where rounding can put it below, every logit is an outlier and the buffer search (195-283) keeps
+  // exactly k, then top-p cuts by position: the reference reports such a row ambiguous (docs/semantics.md,
+  // vllm-triton). false: the filters' own tie rules apply to such rows.
+  bool tied_row_unmasked = false;
 };
 
 // Every profile samplecheck defines, in a fixed order.
