@@ -64,6 +64,21 @@ def as_int64(value: int) -> int:
     return value - (1 << 64) if value >= (1 << 63) else value
 
 
+def position_key(seed: int, offset: int, bits: int) -> tuple[int, int]:
+    """(request seed as int64, position) for samplecheck's (seed, offset), for engines that key their noise by a
+    request seed and a position of limited width (TokenSpeed: int32 ``valid_cache_lengths``, bits = 30; vLLM Model
+    Runner V2: int64 positions, bits = 62). An offset below 2^bits is the position under the caller's seed; a larger
+    one keeps its low ``bits`` bits as the position and folds the rest into the seed (``request_seed(seed, offset >>
+    bits)``), leaving room for the draft slots a verifier adds to the position. The same (seed, offset) is always the
+    same key, consecutive offsets of one window are consecutive positions of one seed, and other pairs get other keys
+    (injective below 2^bits; the fold spreads the rest)."""
+    offset = int(offset)
+    if offset < 0:
+        raise ValueError(f"offset must be >= 0, got {offset}")
+    high, position = offset >> bits, offset & ((1 << bits) - 1)
+    return (as_int64(seed) if high == 0 else as_int64(request_seed(seed, high))), position
+
+
 def find_tree(src: str | os.PathLike | None, env_var: str, engine: str, needed: list[str]) -> Path:
     """The engine tree: ``src`` if given, else $env_var. Every path in ``needed`` must exist in it."""
     chosen = src if src is not None else os.environ.get(env_var)

@@ -100,3 +100,20 @@ def test_engine_modules_put_back_what_was_there(tree):
         assert sys.modules["fakeengine"] is real
     finally:
         del sys.modules["fakeengine"]
+
+
+def test_position_key_keeps_small_offsets_and_folds_large_ones_into_the_seed():
+    # below 2^bits: the position under the caller's seed (as int64)
+    assert es.position_key(7, 5, 62) == (7, 5)
+    assert es.position_key(2 ** 64 - 1, 5, 30) == (-1, 5)
+    # offsets past int64 (valid u64 offsets of the property suites: MRV2 raised "Overflow when unpacking long long"
+    # on the H100 run of 13a4b57) fold into the seed and leave room for a verifier's draft slots
+    for bits in (30, 62):
+        big = [2 ** bits, 2 ** 63 - 15, 2 ** 63 + 7, 2 ** 64 - 1]
+        keys = [es.position_key(3, o, bits) for o in big]
+        assert all(0 <= pos < 2 ** bits and -2 ** 63 <= seed < 2 ** 63 for seed, pos in keys)
+        assert len(set(keys)) == len(keys) and all(seed != 3 for seed, _ in keys)
+        seed, pos = es.position_key(3, 2 ** 63 + 7, bits)
+        assert es.position_key(3, 2 ** 63 + 7 + 4, bits) == (seed, pos + 4)   # a window's offsets stay consecutive
+    with pytest.raises(ValueError, match="offset must be >= 0"):
+        es.position_key(1, -1, 62)

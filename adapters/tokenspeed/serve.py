@@ -27,10 +27,14 @@ def options(ap):
     ap.add_argument("--backend", choices=ta.BACKENDS, default="triton",
                     help="triton (ignores min-p: base.py:108-110) or triton_full (applies it)")
     ap.add_argument("--verifier", action="store_true", help="also serve VERIFY (TokenSpeed's verify)")
+    ap.add_argument("--position-stride", type=int, default=1, metavar="N",
+                    help="a diagnostic: offset o is position N * o (N a power of two), so that no draw's position "
+                         "is another's rejection attempt (offset + attempt); named in the sampler's name")
 
 
 def build(args):
-    adapter = ta.TokenSpeedTriton(args.src, backend=args.backend, device=args.device)
+    adapter = ta.TokenSpeedTriton(args.src, backend=args.backend, device=args.device,
+                                  position_stride=args.position_stride)
 
     def check(t, k, p, m, vocab):
         adapter._params(1, vocab, t, k, p, m, [0])          # the engine's SamplingParams.verify

@@ -25,3 +25,12 @@ def test_large_offsets_fold_into_the_seed_and_stay_int32_with_room_for_the_draft
 def test_negative_offsets_are_refused():
     with pytest.raises(ValueError, match="offset must be >= 0"):
         ta.engine_key(1, -1)
+
+
+def test_a_position_stride_spaces_adjacent_offsets_and_stays_below_2_30():
+    assert ta.engine_key(7, 3, 16) == (7, 48)
+    seed, pos = ta.engine_key(7, 2 ** 26 + 5, 16)       # past 2^26: folded, so that 16 * position < 2^30
+    assert seed != 7 and pos == 5 * 16
+    assert all(0 <= ta.engine_key(7, o, 16)[1] < 2 ** 30 for o in (2 ** 26 - 1, 2 ** 40, 2 ** 64 - 1))
+    with pytest.raises(ValueError, match="power of two"):
+        ta.engine_key(7, 3, 12)

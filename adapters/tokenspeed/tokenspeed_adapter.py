@@ -28,6 +28,11 @@ pool slot, int32) = offset: the kernels draw ``tl.rand(tl.randint(seed, position
 (gumbel.py:69-72). An offset of 2^30 or more (the spec suites' trials) keeps its low 30 bits as the position and
 folds the rest into the seed (``engine_key``): the GPU run of 18abd63 refused every such trial.
 
+``--position-stride N`` (a diagnostic, named in the sampler's name): offset o becomes position N * o, so that the
+positions a rejection loop keys its later attempts with (``offset + attempt``: generic.py:182-183, topp.py:91-92 and
+297-298) are no other draw's position; a run that passes with a stride and fails without one has measured that the
+engine's draws at adjacent positions share noise (docs/conformance.md, TokenSpeed finding 1).
+
 Parameters go through TokenSpeed's own ``SamplingParams`` (sampling_params.py, loaded): ``__post_init__`` turns
 T < 1e-6 into greedy (T = 1, top_k = 1) and top_k = -1 into 1 << 30; ``verify(vocab)`` raises ``ValueError`` for
 values it rejects (top_p in (0, 1], min_p in [0, 1], top_k = -1 or 1..127: the fused kernel's limit). A batch whose
@@ -99,24 +104,25 @@ def _nvtx_range(*args, **kwargs):
 POSITION_BITS = 30   # positions < 2^30: position + draft slot stays inside TokenSpeed's int32 valid_cache_lengths
 
 
-def engine_key(seed: int, offset: int) -> tuple[int, int]:
+def engine_key(seed: int, offset: int, stride: int = 1) -> tuple[int, int]:
     """(request seed as int64, position) for samplecheck's (seed, offset): TokenSpeed keys its noise by the request
-    seed and an int32 position (``valid_cache_lengths``, plus the draft slot in verify). An offset below 2^30 is the
-    position and the seed is kept; a larger offset keeps its low 30 bits as the position and folds the rest into
-    the seed (``request_seed(seed, offset >> 30)``). The same (seed, offset) is always the same key, consecutive
-    offsets of one window are consecutive positions of one seed, and other pairs get other keys (injective for
-    offsets < 2^30; the fold spreads the rest)."""
-    offset = int(offset)
-    if offset < 0:
-        raise ValueError(f"offset must be >= 0, got {offset}")
-    high, position = offset >> POSITION_BITS, offset & ((1 << POSITION_BITS) - 1)
-    return (es.as_int64(seed) if high == 0 else es.as_int64(es.request_seed(seed, high))), position
+    seed and an int32 position (``valid_cache_lengths``, plus the draft slot in verify): ``engine_source.position_key``
+    with 30 bits (an offset of 2^30 or more folds its high bits into the seed). ``stride`` (a power of two, a
+    diagnostic: ``--position-stride``) spaces consecutive offsets ``stride`` positions apart, the positions staying
+    below 2^30."""
+    if stride < 1 or stride & (stride - 1):
+        raise ValueError(f"position stride must be a power of two >= 1, got {stride}")
+    shift = stride.bit_length() - 1
+    seed64, position = es.position_key(seed, offset, POSITION_BITS - shift)
+    return seed64, position * stride
 
 
 class TokenSpeedTriton:
     _ids = itertools.count()
 
-    def __init__(self, src=None, backend="triton", device="cuda"):
+    def __init__(self, src=None, backend="triton", device="cuda", position_stride=1):
+        engine_key(0, 0, position_stride)                    # a bad stride is refused before the tree is read
+        self.position_stride = position_stride
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.device = torch.device(device)
@@ -155,7 +161,8 @@ class TokenSpeedTriton:
             self.triton_mod = self.tree.load(F_TRITON, _modname(F_TRITON))
             self.full_mod = self.tree.load(F_TRITON_FULL, _modname(F_TRITON_FULL)) if backend == "triton_full" else None
         self.last_route = None
-        self.name = f"{self.tree.label()}:runtime/sampling/backends/{backend}.py@{self.device.type}"
+        self.name = f"{self.tree.label()}:runtime/sampling/backends/{backend}.py@{self.device.type}" + (
+            f"+position-stride={position_stride}" if position_stride != 1 else "")
 
     @staticmethod
     def _nan_guard(logits, enable_nan_detection):
@@ -191,7 +198,7 @@ class TokenSpeedTriton:
         o = es.per_row(offsets, rows, "offsets", int)
         positions = []
         for sp, offset in zip(params, o):
-            sp.seed, position = engine_key(sp.seed, offset)
+            sp.seed, position = engine_key(sp.seed, offset, self.position_stride)
             positions.append(position)
         backend = self._backend(rows, vocab, tokens_per_req)
         pool = list(range(1, rows + 1))                       # slot 0 is the capture/warm-up row

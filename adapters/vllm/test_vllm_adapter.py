@@ -202,3 +202,12 @@ def test_the_front_end_refuses_min_p_with_speculative_decoding():
     va._validate_spec_decode([0.0, 1e-5])  # min_p <= _SAMPLING_EPS passes, as in the engine
     greedy = va._Batch(1, 16, [0.0], -1, 1.0, [0.5], True)
     va._validate_spec_decode(greedy.min_p)  # greedy: min_p set to 0 by the front end, then not refused
+
+
+def test_mrv2_keys_take_every_u64_offset_as_an_int64_position():
+    # no tree, no GPU: the (seed, position) MRV2's gumbel kernel gets for samplecheck's (seed, offset)
+    keys = va._mrv2_keys([9, 9, 9], [0, 2 ** 63 - 15, 2 ** 64 - 1], 3)
+    assert keys[0] == (9, 0)
+    assert all(0 <= pos < 2 ** va.MRV2_POSITION_BITS and -2 ** 63 <= seed < 2 ** 63 for seed, pos in keys)
+    assert len(set(keys)) == 3
+    torch.tensor([pos for _, pos in keys], dtype=torch.int64)   # what raised "Overflow when unpacking long long"

@@ -26,7 +26,8 @@ Paths (each one an object with ``sample``, and ``processed_logprobs`` / ``verify
 
 Seeding (adapters/engine_source.py): v1 draws use ``torch.Generator(device).manual_seed(request_seed(seed,
 offset))`` per row, as vLLM does for a request with that seed (gpu_model_runner.py:1258-1259); MRV2 takes seed as
-the request seed and offset as the position (its Gumbel noise is ``tl.randint(seed, pos)``, gumbel.py:138-139).
+the request seed and offset as the position (its Gumbel noise is ``tl.randint(seed, pos)``, gumbel.py:138-139; an
+offset of 2^62 or more folds its high bits into the seed, ``_mrv2_keys``).
 
 Front end. With ``front_end=True`` (the default) the parameters first pass vLLM's ``SamplingParams`` rules, which
 are not in the sampler files: temperature in (0, 0.01) is raised to 0.01 (sampling_params.py:450-459), temperature
@@ -470,6 +471,18 @@ def load_mrv2_files(v1: "VllmV1", with_verifier: bool):
     return gumbel, states, rejection
 
 
+MRV2_POSITION_BITS = 62   # MRV2's positions are int64 (gumbel.py:138-139); a trial adds its draft slots to them
+
+
+def _mrv2_keys(seeds, offsets, rows):
+    """Per row (request seed, position) for MRV2's ``tl.randint(seed, pos)``: ``engine_source.position_key`` with
+    62 bits, so that a samplecheck offset of 2^63 or more (valid: offsets are u64) reaches the engine as an int64
+    position instead of raising "Overflow when unpacking long long" (H100 run of 13a4b57, support-containment)."""
+    s = es.per_row(seeds, rows, "seeds", int)
+    o = es.per_row(offsets, rows, "offsets", int)
+    return [es.position_key(s[r], o[r], MRV2_POSITION_BITS) for r in range(rows)]
+
+
 class VllmMrv2:
     """Model Runner V2: SamplingStates (temperature, min-p), v1's top-k/top-p, Gumbel keyed by (seed, position)."""
 
@@ -516,10 +529,11 @@ class VllmMrv2:
         """Sampler.sample of Model Runner V2 (worker/gpu/sample/sampler.py:230-268) without FlashInfer."""
         x = self.v1._logits(logits)
         rows, vocab = x.shape
-        states = self._states(rows, vocab, temperature, top_k, top_p, min_p, seeds)
+        keys = _mrv2_keys(seeds, offsets, rows)
+        states = self._states(rows, vocab, temperature, top_k, top_p, min_p, [k[0] for k in keys])
         mapping = torch.arange(rows, device=self.device, dtype=torch.int32)
         mapping_np = mapping.cpu().numpy()
-        pos = torch.tensor(es.per_row(offsets, rows, "offsets", int), dtype=torch.int64, device=self.device)
+        pos = torch.tensor([k[1] for k in keys], dtype=torch.int64, device=self.device)
         x = self._processed(states, x, mapping, mapping_np)
         top_k_t, top_p_t = states.get_top_k_top_p(mapping, mapping_np)
         self.v1.last_path = None
@@ -552,7 +566,8 @@ class VllmMrv2:
         g = g1 - 1
         if self.front_end:
             _validate_spec_decode(_Batch(rows, vocab, temperature, top_k, top_p, min_p, True).min_p)
-        states = self._states(rows, vocab, temperature, top_k, top_p, min_p, seeds)
+        keys = _mrv2_keys(seeds, offsets, rows)
+        states = self._states(rows, vocab, temperature, top_k, top_p, min_p, [k[0] for k in keys])
         idx = torch.arange(rows, device=self.device, dtype=torch.int32)
         expanded = idx.repeat_interleave(g1)
         x = target.reshape(rows * g1, vocab).clone()
@@ -563,7 +578,7 @@ class VllmMrv2:
         drafts = torch.as_tensor(draft_tokens).to(self.device, torch.int64).reshape(rows, g)
         draft_sampled = torch.zeros(rows, g1, dtype=torch.int64, device=self.device)
         draft_sampled[:, 1:] = drafts
-        offs = torch.tensor(es.per_row(offsets, rows, "offsets", int), dtype=torch.int64, device=self.device)
+        offs = torch.tensor([k[1] for k in keys], dtype=torch.int64, device=self.device)
         local = torch.arange(g1, device=self.device, dtype=torch.int64)
         pos = (offs[:, None] + local[None, :]).reshape(-1)
         cu = torch.arange(rows + 1, device=self.device, dtype=torch.int32) * g1
