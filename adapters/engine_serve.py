@@ -89,7 +89,9 @@ def add_arguments(ap: argparse.ArgumentParser, env_var: str, default_seeding: st
     ap.add_argument("--seeding", choices=seedings, default=default_seeding,
                     help="how (seed, offset) reaches the engine's random numbers (adapters/engine_serve.py)")
     ap.add_argument("--lanes", type=int, default=None, help="L: replicated rows per engine call (default "
-                    "samplecheck.lanes_for(V))")
+                    "samplecheck.lanes_for(V), up to 16384 on cuda). Window seeding draws a whole window of L lanes "
+                    "for every (seed, window) a call touches: a call of rows at many seeds costs L draws a row, so "
+                    "on cuda pass a small L (64)")
     ap.add_argument("--describe", action="store_true", help="print the name, loaded files and stubs, then exit")
 
 

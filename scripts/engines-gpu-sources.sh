@@ -12,7 +12,8 @@
 # two --only lists). The reduced cases (many-tail, topp: one case each, no cap, full power) run uncapped.
 # --phase sources-standard: the standard suite at its own plan (TV 1e-3, power 0.99; STANDARD_TV to change) of the
 # jobs named by --only (default vllm-dispatch), each unsharded on its own GPU, journaled and resumed across calls;
-# spec-standard of the v1 and MRV2 verifiers likewise (--only v1-verifier,mrv2-verifier).
+# spec-standard of the v1 and MRV2 verifiers likewise (--only v1-verifier,mrv2-verifier; without min-p, which their
+# front end refuses: docs/conformance/spec-standard-no-min-p.suite.json, and standard-no-min-p for sglang-seeded).
 #
 # Environment: ENGINES_SRC (default .engines-src), PYTHON (default python3), SAMPLECHECK_<ENGINE>_SRC (default the
 # tree of that engine under ENGINES_SRC), SMOKE_MAX_DRAWS (a --max-draws cap for the smoke and spec-smoke steps, with
@@ -136,7 +137,28 @@ engine_job() {
 job_vllm-triton() { engine_job vllm-triton "process:$V --path triton --no-front-end" vllm-triton smoke identify props; }
 job_vllm-dispatch() { engine_job vllm-dispatch "process:$V --path dispatch" vllm-api smoke identify props; }
 job_vllm-pytorch() { engine_job vllm-pytorch "process:$V --path pytorch" vllm-api smoke identify; }
-job_vllm-window() { engine_job vllm-window "process:$V --path dispatch --seeding window" vllm-api smoke; }
+# Window seeding draws a whole window (L lanes x V) per (seed, window) group of a call: on CUDA L(V) is up to 16384,
+# so the smoke's sparse SAMPLE calls (the stream checks, one row per seed) cost 16384 draws each and no case ended in
+# 400 s (H100 runs of 2026-11-27); --lanes 64 draws the CPU's windows.
+job_vllm-window() { engine_job vllm-window "process:$V --path dispatch --seeding window --lanes 64" vllm-api smoke; }
+# The dispatcher under vllm-api-triton (the front end on the Triton path's rules, D): what a user's batch of >= 8
+# rows gets; the smoke's COUNT windows are such batches, its single-row calls take the PyTorch path.
+job_vllm-dispatch-api-triton() {
+  engine_job vllm-dispatch-api-triton "process:$V --path dispatch" vllm-api-triton smoke
+}
+# The property failures the cut runs of the second GPU run kept no counterexample of: one property a run, so that a
+# failure prints its replay line (`properties --reproduce`) before the deadline.
+job_props-reduce() {
+  local p
+  for p in batch-invariance; do
+    jstep props-reduce "vllm-dispatch.$p" "$(share 20)" properties --profile vllm-api \
+      --sampler "process:$V --path dispatch" "${props[@]}" --property "$p"
+  done
+  for p in greedy-limits support-containment seeded-determinism batch-invariance; do
+    jstep props-reduce "mrv2.$p" "$(share 20)" properties --profile vllm-api --sampler "process:$V --mrv2 --path dispatch" \
+      "${props[@]}" --property "$p"
+  done
+}
 job_vllm-noise() {
   jstep vllm-noise many-tail.fp32.vllm-api "$(share 50)" run --suite "$suites/many-tail.suite.json" --profile vllm-api \
     --sampler "process:$V --path pytorch"
@@ -192,7 +214,8 @@ job_ts-verifier() {
     "spec=$suites/spec-smoke-one-hot.suite.json"
 }
 source_jobs=(pytest vllm-noise vllm-topp vllm-dispatch vllm-triton vllm-pytorch vllm-window mrv2 sglang-seeded
-             sglang-unseeded trtllm ts-triton ts-full v1-verifier v1-verifier-raw mrv2-verifier ts-verifier)
+             sglang-unseeded trtllm ts-triton ts-full v1-verifier v1-verifier-raw mrv2-verifier ts-verifier
+             vllm-dispatch-api-triton props-reduce)
 
 if [ "$phase" = sources ]; then
   pids=() i=0 ran=()
@@ -212,22 +235,26 @@ if [ "$phase" = sources-standard ]; then
   i=0 pids=() ran=()
   IFS=, read -r -a std_jobs <<< "${only:-vllm-dispatch}"
   for job in "${std_jobs[@]}"; do
+    suite=standard
     case "$job" in
       vllm-dispatch) spec="process:$V --path dispatch"; profile=vllm-api ;;
       vllm-triton) spec="process:$V --path triton --no-front-end"; profile=vllm-triton ;;
       mrv2) spec="process:$V --mrv2 --path dispatch"; profile=vllm-api ;;
       ts-full) spec="process:$TS --backend triton_full"; profile=vllm-triton ;;
-      sglang-seeded) spec="process:$SG --seeded"; profile=sglang-torch ;;  # standard's min-p cases: refused
-      v1-verifier) spec="process:$V --path dispatch --verifier"; profile=vllm-api ;;
-      mrv2-verifier) spec="process:$V --mrv2 --path dispatch --verifier"; profile=vllm-api ;;
+      sglang-seeded) spec="process:$SG --seeded"; profile=sglang-torch  # the seeded path refuses min-p
+                     suite="$suites/standard-no-min-p.suite.json" ;;
+      v1-verifier) spec="process:$V --path dispatch --verifier"; profile=vllm-api  # the front end refuses min-p
+                   suite="$suites/spec-standard-no-min-p.suite.json" ;;
+      mrv2-verifier) spec="process:$V --mrv2 --path dispatch --verifier"; profile=vllm-api
+                     suite="$suites/spec-standard-no-min-p.suite.json" ;;
       *) echo "== sources-standard: no standard run defined for '$job'" >> "$log"; continue ;;
     esac
     ( export CUDA_VISIBLE_DEVICES=$((i % gpus))
       case "$job" in
-        *-verifier) jstep "$job" "spec-standard.$profile" rest run --suite spec-standard --profile "$profile" \
-                      --verifier "$spec" --force ;;
-        *) jstep "$job" "standard.$profile" rest run --suite standard --profile "$profile" --sampler "$spec" --force \
-             ${STANDARD_TV:+--tv "$STANDARD_TV"} ;;
+        *-verifier) jstep "$job" "$(basename "$suite" .suite.json).$profile" rest run --suite "$suite" \
+                      --profile "$profile" --verifier "$spec" --force ;;
+        *) jstep "$job" "$(basename "$suite" .suite.json).$profile" rest run --suite "$suite" --profile "$profile" \
+             --sampler "$spec" --force ${STANDARD_TV:+--tv "$STANDARD_TV"} ;;
       esac ) &
     pids+=($!) ran+=("$job")
     i=$((i + 1))
