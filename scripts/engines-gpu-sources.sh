@@ -66,7 +66,7 @@ jstep() {
   fi
   case "$1" in run) extra=(--report "$base.json" --progress none)
                     [ -f "$base.json.journal" ] && extra+=(--resume) ;;
-               identify) extra=(--json "$base.json") ;; esac
+               identify) extra=(--json "$base.json" --progress) ;; esac  # a cut identify prints its finished probes
   echo "== $job/$name ($(date -u +%T), GPU $CUDA_VISIBLE_DEVICES, limit $limit s): samplecheck $* ${extra[*]}" \
     >> "$jlog"
   local t0=$SECONDS

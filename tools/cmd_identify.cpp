@@ -1,13 +1,16 @@
 // samplecheck identify: which semantics profiles a sampler's draws are consistent with, probe by probe, with the
 // evidence that excludes each other profile (campaign/identify.h). Exit 0 when at least one profile is
-// consistent, 1 when none is, 2 on a usage or input error.
+// consistent, 1 when none is, 2 on a usage or input error, 128 + the signal when a stop signal cut it (the finished
+// probes are printed and written, marked interrupted: not a verdict).
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 
 #include "command_registry.h"
 #include "options.h"
+#include "stop_signals.h"
 #include "samplecheck/campaign/json_text.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/campaign/identify.h"
@@ -21,6 +24,7 @@ struct IdentifyCommandOptions {
   harness::IdentifyOptions identify;
   std::string profile;
   std::string json;
+  bool progress = false;
 };
 
 // The plugin library an identify reads (plugin:<path>[:config], plugin-inproc:...), "" for other samplers.
@@ -67,8 +71,19 @@ int Identify(IdentifyCommandOptions& o) {
     }
     o.identify.sampler_profile = o.profile;
   }
+  StopSignals signals;  // SIGINT/SIGTERM: no further probe; what the finished ones show is printed (not a verdict)
+  o.identify.stop = StopSignals::Flag();
+  if (o.progress) {
+    o.identify.on_probe = [](const harness::Probe& probe, size_t index, size_t total, double seconds) {
+      std::cerr << "identify: probe " << index << "/" << total << " " << probe.name << " done in " << std::fixed
+                << std::setprecision(1) << seconds << " s" << (probe.sampler_rejected ? " (params rejected)" : "")
+                << "\n"
+                << std::flush;
+    };
+  }
   auto result = harness::IdentifySampler(o.identify);
   if (!result.ok()) {
+    if (StopSignals::Stopped()) return StopSignals::ExitCode();
     std::cerr << "samplecheck identify: " << result.error().ToString() << "\n";
     return kExitUsage;
   }
@@ -81,6 +96,7 @@ int Identify(IdentifyCommandOptions& o) {
       return kExitUsage;
     }
   }
+  if (result->interrupted) return StopSignals::ExitCode();
   return result->consistent_profiles.empty() ? kExitCheckFailed : kExitOk;
 }
 
@@ -94,6 +110,8 @@ const bool registered = RegisterCommand(
        AddReal(cmd, "--alpha", o->identify.alpha, "false-exclusion rate per probe and profile (default 1e-6)", 1e-15,
                0.5);
        cmd.add_option("--json", o->json, "write the probes, histograms and evidence as JSON");
+       cmd.add_flag("--progress", o->progress, "a line on stderr as each probe finishes (its seconds): a run cut by "
+                    "SIGINT or SIGTERM also prints what the finished probes exclude, marked INTERRUPTED");
        return [o]() { return Identify(*o); };
      }});
 

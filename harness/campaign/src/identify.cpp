@@ -1,8 +1,10 @@
 #include "samplecheck/campaign/identify.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 
 #include "samplecheck/samplers/sampler_registry.h"
@@ -237,7 +239,14 @@ Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
   result.draws = options.draws;
   result.alpha = options.alpha;
   uint64_t probe_index = 0;
+  result.planned_probes = std::size(kProbes);
+  const auto stopped = [&options] { return options.stop != nullptr && options.stop->load(); };
   for (const ProbeSpec& spec : kProbes) {
+    if (stopped()) {
+      result.interrupted = true;
+      break;
+    }
+    const auto started = std::chrono::steady_clock::now();
     Probe probe;
     probe.name = spec.name;
     probe.purpose = spec.purpose;
@@ -250,6 +259,10 @@ Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
     probe.histogram.assign(row->size(), 0);
     uint64_t invalid = 0;
     Status st = (*sampler)->CountDraws(*row, probe.params, options.draws, probe.histogram, &invalid);
+    if (!st.ok() && stopped()) {  // the stop signal killed the sampler mid-request: not the sampler's answer
+      result.interrupted = true;
+      break;
+    }
     if (!st.ok()) {
       probe.sampler_rejected = true;
       probe.sampler_message = st.error().ToString();
@@ -258,6 +271,10 @@ Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
       probe.profiles.push_back(JudgeProbe(probe, *row, invalid, profile, options));
     }
     result.probes.push_back(std::move(probe));
+    if (options.on_probe) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+      options.on_probe(result.probes.back(), result.probes.size(), result.planned_probes, took.count());
+    }
   }
   for (const Profile* profile : AllProfiles()) {
     bool consistent = true;
@@ -276,7 +293,12 @@ std::string FormatIdentify(const IdentifyResult& r) {
   os << "sampler " << r.sampler;
   if (!r.claimed_profile.empty()) os << " (claims profile " << r.claimed_profile << ")";
   os << ": " << r.probes.size() << " probes x " << r.draws << " draws, alpha " << r.alpha
-     << " per probe and profile\n\n";
+     << " per probe and profile\n";
+  if (r.interrupted) {
+    os << "INTERRUPTED after " << r.probes.size() << " of " << r.planned_probes
+       << " probes: not a verdict; below, what the finished probes exclude\n";
+  }
+  os << "\n";
   // Matrix: probes x profiles.
   std::vector<std::string> profiles;
   for (const Profile* p : AllProfiles()) profiles.emplace_back(p->name);
@@ -296,7 +318,7 @@ std::string FormatIdentify(const IdentifyResult& r) {
     const bool ok = std::find(r.consistent_profiles.begin(), r.consistent_profiles.end(), profiles[i]) !=
                     r.consistent_profiles.end();
     os << "  P" << std::left << std::setw(3) << (i + 1) << std::setw(22) << profiles[i]
-       << (ok ? "consistent" : "excluded");
+       << (ok ? (r.interrupted ? "not excluded yet" : "consistent") : "excluded");
     if (!ok) {
       for (const Probe& probe : r.probes) {
         for (const ProbeEvidence& ev : probe.profiles) {
@@ -310,7 +332,7 @@ std::string FormatIdentify(const IdentifyResult& r) {
   next:
     os << "\n";
   }
-  os << "\nconsistent with: ";
+  os << (r.interrupted ? "\nnot excluded by the finished probes: " : "\nconsistent with: ");
   if (r.consistent_profiles.empty()) {
     os << "no profile";
   } else {
@@ -327,6 +349,8 @@ nlohmann::json IdentifyToJson(const IdentifyResult& r) {
   j["draws_per_probe"] = r.draws;
   j["alpha"] = r.alpha;
   j["consistent_profiles"] = r.consistent_profiles;
+  j["interrupted"] = r.interrupted;
+  j["probes_planned"] = r.planned_probes;
   for (const Probe& p : r.probes) {
     nlohmann::json pj{{"name", p.name},
                       {"purpose", p.purpose},

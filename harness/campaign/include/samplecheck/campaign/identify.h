@@ -12,7 +12,9 @@
 // profile may keep or drop them: the probe is consistent if any of as-computed / all-in / all-out fits.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,12 +26,19 @@
 
 namespace samplecheck::harness {
 
+struct Probe;
+
 struct IdentifyOptions {
   std::string sampler_spec = "exact";
   std::string sampler_profile = "vllm";  // SamplerOptions::profile for samplers that take one
   uint64_t draws = uint64_t{1} << 18;   // per probe
   uint64_t seed = 1;
   double alpha = 1e-6;                  // per probe and profile
+  // Set (a stop signal): no further probe starts, and a probe whose draws failed once it was set is dropped (the
+  // signal kills a process sampler mid-request); the result says it was interrupted and judges the finished probes.
+  const std::atomic<bool>* stop = nullptr;
+  // Called after each finished probe: the probe, its 1-based index, the number of probes, its seconds.
+  std::function<void(const Probe&, size_t index, size_t total, double seconds)> on_probe;
 };
 
 enum class ProbeVerdict { kConsistent, kInconsistent, kUndecided };
@@ -58,7 +67,9 @@ struct IdentifyResult {
   uint64_t draws = 0;
   double alpha = 0.0;
   std::vector<Probe> probes;
-  std::vector<std::string> consistent_profiles;  // no inconsistent probe
+  std::vector<std::string> consistent_profiles;  // no inconsistent probe (among the finished ones when interrupted)
+  size_t planned_probes = 0;
+  bool interrupted = false;  // stopped before every probe finished: not a verdict
 };
 
 // Errors: the sampler cannot be made (unknown spec, plugin load failure).
