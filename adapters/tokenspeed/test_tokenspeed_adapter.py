@@ -75,3 +75,28 @@ def test_verify_accepts_drafts_the_target_draws_surely(sampler):
         target[b, 2, 9] = 10.0
     accepted, tokens = sampler.verify(target, drafts, 1.0, -1, 1.0, 0.0, [1, 2], [0, 0])
     assert accepted.tolist() == [2, 2] and tokens.tolist() == [[3, 4, 9], [5, 6, 9]]
+
+
+def _adjacent_repeats(sampler, n=4000):
+    """Draws of one zipf row (V = 1000, T = 1.2, top_p = 0.9: the top_p route) at positions 0..n-1 of one seed, in
+    one call; the number of adjacent positions that drew the same token, and what independent draws would give."""
+    logits = -1.1 * torch.log(torch.arange(1, 1001, dtype=torch.float64)).float()[None, :]
+    tokens = sampler.sample(logits.repeat(n, 1), 1.2, -1, 0.9, 0.0, [7] * n, list(range(n))).cpu()
+    p = torch.softmax(logits[0].double() / 1.2, dim=0)
+    ps, _ = torch.sort(p, descending=True)
+    kept = ps[(torch.cumsum(ps, 0) - ps) < 0.9]                 # the top-p set (mass above < top_p)
+    q = float(((kept / kept.sum()) ** 2).sum())                 # P(two independent draws are equal)
+    return int((tokens[1:] == tokens[:-1]).sum()), q * (n - 1)
+
+
+def test_finding_adjacent_positions_share_the_rejection_loops_noise(sampler):
+    """TokenSpeed finding 1 (docs/conformance.md, fourth run): the top_p route keys attempt a at position t with
+    position t + a (topp.py:91-93, 296-312), so adjacent positions repeat tokens: the H100 measured 246 of 2047
+    adjacent pairs equal where 47 are expected on this row kind. Pinned: fails when TokenSpeed keys its attempts
+    apart. With --position-stride 16 the repeats are what independence gives (6 standard deviations of a Poisson
+    count above the mean at most). Written from the fourth run's measurements; its first GPU run is the next."""
+    repeats, expected = _adjacent_repeats(sampler)
+    assert repeats > 3 * expected, (repeats, expected)
+    spaced = ta.TokenSpeedTriton(SRC, backend=sampler.backend_name, position_stride=16)
+    repeats, expected = _adjacent_repeats(spaced)
+    assert repeats < expected + 6 * expected ** 0.5, (repeats, expected)
