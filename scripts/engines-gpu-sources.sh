@@ -177,6 +177,14 @@ job_mrv2() { engine_job mrv2 "process:$V --mrv2 --path dispatch" vllm-api smoke 
 # cases with those fail by the engine's design (docs/conformance.md).
 job_ts-triton() { engine_job ts-triton "process:$TS --backend triton" vllm-triton smoke identify; }
 job_ts-full() { engine_job ts-full "process:$TS --backend triton_full" vllm-triton smoke identify props; }
+# The fourth run's open TokenSpeed items: triton_full's identify alone (cut three times at up to 397 s: its probes'
+# seconds are printed, and a cut run prints what its finished probes exclude), and the top_p route's argmax fallback
+# at low top_p (README item 1; the PR's review, seed 003), with positions spaced so finding 1 adds no variance.
+job_ts-full-identify() { jstep ts-full-identify identify rest identify --sampler "process:$TS --backend triton_full"; }
+job_ts-low-top-p() {
+  jstep ts-low-top-p tokenspeed-low-top-p.vllm-triton rest run --suite "$suites/tokenspeed-low-top-p.suite.json" \
+    --profile vllm-triton --sampler "process:$TS --backend triton --position-stride 16"
+}
 # SGLang's seeded path asserts against min-p (sampler.py:476-479; the adapter refuses min_p > 0 before the draw):
 # smoke without the min-p cases, and the property suites with min_p held at 0, as for TensorRT-LLM below (the H100
 # run of 2026-11-27 met
@@ -215,7 +223,7 @@ job_ts-verifier() {
 }
 source_jobs=(pytest vllm-noise vllm-topp vllm-dispatch vllm-triton vllm-pytorch vllm-window mrv2 sglang-seeded
              sglang-unseeded trtllm ts-triton ts-full v1-verifier v1-verifier-raw mrv2-verifier ts-verifier
-             vllm-dispatch-api-triton props-reduce)
+             vllm-dispatch-api-triton props-reduce ts-full-identify ts-low-top-p)
 
 if [ "$phase" = sources ]; then
   pids=() i=0 ran=()
