@@ -1,4 +1,4 @@
-// SIGINT and SIGTERM for the commands that draw (run, verify): one definition of what a stop signal does.
+// SIGINT and SIGTERM for the commands that draw (run, verify, identify): one definition of what a stop signal does.
 //   - The first signal sets the stop flag the campaign polls (a case being drawn stops at its next chunk; the
 //     finished cases are journaled), kills the samplers' child processes at once (a busy `process:` or plugin host
 //     would otherwise finish its request first), and restores the default action: a second SIGINT or SIGTERM ends
