@@ -211,3 +211,8 @@ def test_mrv2_keys_take_every_u64_offset_as_an_int64_position():
     assert all(0 <= pos < 2 ** va.MRV2_POSITION_BITS and -2 ** 63 <= seed < 2 ** 63 for seed, pos in keys)
     assert len(set(keys)) == 3
     torch.tensor([pos for _, pos in keys], dtype=torch.int64)   # what raised "Overflow when unpacking long long"
+    # below 2^62 the key is what the adapter handed MRV2 before the fold (the u64 seed as int64, the offset as the
+    # position): every smoke, spec and property draw at such offsets is unchanged by it
+    offsets = [0, 1, 5, 2 ** 31 + 3, 3465504385, 2 ** 62 - 1]
+    seeds = [0, 7, 2 ** 63 + 11, 2 ** 64 - 1, 12345, 9]
+    assert va._mrv2_keys(seeds, offsets, 6) == [(va.es.as_int64(s), o) for s, o in zip(seeds, offsets)]
