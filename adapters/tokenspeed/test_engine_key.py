@@ -34,3 +34,14 @@ def test_a_position_stride_spaces_adjacent_offsets_and_stays_below_2_30():
     assert all(0 <= ta.engine_key(7, o, 16)[1] < 2 ** 30 for o in (2 ** 26 - 1, 2 ** 40, 2 ** 64 - 1))
     with pytest.raises(ValueError, match="power of two"):
         ta.engine_key(7, 3, 12)
+
+
+def test_a_slot_keeps_its_request_while_its_key_holds_and_a_changed_key_is_a_new_request():
+    ids = iter(range(100))
+    slot_keys, slot_ids = [None] * 3, [None] * 3
+    first = ta.request_ids(slot_keys, slot_ids, ["a", "a", "b"], lambda: next(ids))
+    assert first == [0, 1, 2]                                   # every slot a new request, each its own id
+    assert ta.request_ids(slot_keys, slot_ids, ["a", "a", "b"], lambda: next(ids)) == first
+    assert ta.request_ids(slot_keys, slot_ids, ["a", "c", "b"], lambda: next(ids)) == [0, 3, 2]
+    assert ta.request_ids(slot_keys, slot_ids, ["a", "c"], lambda: next(ids)) == [0, 3]   # fewer rows than slots
+    assert slot_keys == ["a", "c", "b"]

@@ -66,6 +66,20 @@ def test_same_seed_and_position_give_the_same_token_in_any_batch(sampler):
     assert torch.equal(whole.cpu(), alone.cpu())
 
 
+def test_a_kept_backend_draws_what_a_fresh_one_draws(sampler):
+    """The adapter keeps one backend per batch shape and a slot's request while its key holds (``_step``): a step
+    after others on the same slots draws the tokens a fresh backend draws for it, and a slot whose min_p changed is
+    a new request (its pool row rewritten)."""
+    logits = torch.randn(64, 3000, generator=torch.Generator().manual_seed(5))
+    seeds = list(range(64))
+    sampler.sample(logits, 1.0, -1, 1.0, 0.3, seeds, list(range(64)))          # the slots hold min_p = 0.3
+    later = sampler.sample(logits, 1.0, -1, 1.0, 0.0, seeds, list(range(100, 164)))
+    fresh = ta.TokenSpeedTriton(SRC, backend=sampler.backend_name)
+    assert torch.equal(later.cpu(), fresh.sample(logits, 1.0, -1, 1.0, 0.0, seeds, list(range(100, 164))).cpu())
+    again = sampler.sample(logits, 1.0, -1, 1.0, 0.0, seeds, list(range(100, 164)))   # the same requests, kept
+    assert torch.equal(later.cpu(), again.cpu())
+
+
 def test_verify_accepts_drafts_the_target_draws_surely(sampler):
     target = torch.full((2, 3, 16), -40.0)
     drafts = torch.tensor([[3, 4], [5, 6]])

@@ -5,8 +5,10 @@
 
 ``TokenSpeedTriton(backend="triton" | "triton_full")`` constructs the engine's own backend object
 (python/tokenspeed/runtime/sampling/backends/triton.py ``TritonSamplingBackend`` or triton_full.py
-``TritonFullSamplingBackend``) and drives it as the model executor does: ``prepare_step`` (a fresh request id per
-row, so ``_reset_slot`` writes the row's temperature, top_k, top_p, min_p and seed into the pools, and
+``TritonFullSamplingBackend``), one per batch shape, kept as the engine keeps its own, and drives it as the model
+executor does: ``prepare_step`` (a new request id for each pool slot whose (T, k, p, min_p, seed) changed since the
+shape's last step, so ``_reset_slot`` writes the row's temperature, top_k, top_p, min_p and seed into the pools; a
+slot whose key held keeps its request, the same request at another position; and
 ``_select_sample_route`` picks the route for the batch), then ``sample`` / ``verify``. The routes are the engine's
 (triton.py:336-357, triton_full.py:254-330):
 
@@ -52,6 +54,7 @@ decorator), ``tokenspeed.runtime.utils.pdl`` (``pdl_enabled`` False). The kernel
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import sys
 import types
@@ -101,6 +104,7 @@ def _nvtx_range(*args, **kwargs):
     return lambda fn: fn
 
 
+KEPT_BACKENDS = 4    # backend objects kept, one per batch shape (rows, vocab, tokens per request)
 POSITION_BITS = 30   # positions < 2^30: position + draft slot stays inside TokenSpeed's int32 valid_cache_lengths
 
 
@@ -115,6 +119,15 @@ def engine_key(seed: int, offset: int, stride: int = 1) -> tuple[int, int]:
     shift = stride.bit_length() - 1
     seed64, position = es.position_key(seed, offset, POSITION_BITS - shift)
     return seed64, position * stride
+
+
+def request_ids(slot_keys: list, slot_ids: list, keys: list, fresh) -> list:
+    """The request id of each pool slot for a step whose rows have ``keys``: the slot's last id where the key is
+    the one it held (the same request, at another position), else ``fresh()`` (a new request). Updates the slots."""
+    for r, key in enumerate(keys):
+        if slot_ids[r] is None or slot_keys[r] != key:
+            slot_keys[r], slot_ids[r] = key, fresh()
+    return list(slot_ids[:len(keys)])
 
 
 class TokenSpeedTriton:
@@ -161,6 +174,7 @@ class TokenSpeedTriton:
             self.triton_mod = self.tree.load(F_TRITON, _modname(F_TRITON))
             self.full_mod = self.tree.load(F_TRITON_FULL, _modname(F_TRITON_FULL)) if backend == "triton_full" else None
         self.last_route = None
+        self._backends = collections.OrderedDict()
         self.name = f"{self.tree.label()}:runtime/sampling/backends/{backend}.py@{self.device.type}" + (
             f"+position-stride={position_stride}" if position_stride != 1 else "")
 
@@ -170,39 +184,63 @@ class TokenSpeedTriton:
             raise NotImplementedError("nan_guard_logits with detection on is not driven by the adapter")
         return logits
 
-    def _params(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
+    def _params(self, rows, vocab, temperature, top_k, top_p, min_p, seeds, offsets=None):
+        """The rows' SamplingParams (one object per distinct (T, k, p, min_p, request seed): rows that share them
+        share it, as replicated rows of one request do), each verified by the engine's ``verify(vocab)``; with
+        ``offsets``, also each row's position and the rows' keys (what makes a slot's request the same across
+        steps). The request seed and position are ``engine_key(seed, offset)``."""
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         s = es.per_row(seeds, rows, "seeds", int)
-        out = []
+        o = es.per_row(offsets, rows, "offsets", int) if offsets is not None else [0] * rows
+        made, out, keys, positions = {}, [], [], []
         for r in range(rows):
-            sp = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r], min_p=m[r],
-                                                seed=es.as_int64(s[r]))
-            try:
-                sp.verify(vocab)
-            except ValueError as exc:
-                raise ValueError(f"row {r}: {exc}") from None
+            seed64, position = engine_key(es.as_int64(s[r]), o[r], self.position_stride)
+            key = (t[r], k[r], p[r], m[r], seed64)
+            sp = made.get(key)
+            if sp is None:
+                sp = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r], min_p=m[r],
+                                                    seed=seed64)
+                try:
+                    sp.verify(vocab)
+                except ValueError as exc:
+                    raise ValueError(f"row {r}: {exc}") from None
+                made[key] = sp
             out.append(sp)
-        return out
+            keys.append(key)
+            positions.append(position)
+        return out, keys, positions
 
     def route_of(self, params) -> str:
         """The route ``_select_sample_route`` (triton.py:336-357) picks for a list of SamplingParams."""
         return ROUTE_NAMES[self.triton_mod.TritonSamplingBackend._select_sample_route(params)]
 
     def _backend(self, rows, vocab, tokens_per_req):
-        config = self.base.SamplingBackendConfig(max_bs=rows, max_draft_tokens_per_req=tokens_per_req,
-                                                 max_req_pool_size=rows, vocab_size=vocab, device=self.device)
-        cls = self.full_mod.TritonFullSamplingBackend if self.full_mod else self.triton_mod.TritonSamplingBackend
-        return cls(config)
+        """The engine's backend object for batches of ``rows`` requests of ``vocab`` tokens, built once per shape
+        and kept (the last ``KEPT_BACKENDS`` shapes), as the engine keeps one for its life; with it, the request
+        key each pool slot last held and that request's id."""
+        shape = (rows, vocab, tokens_per_req)
+        kept = self._backends.pop(shape, None)
+        if kept is None:
+            config = self.base.SamplingBackendConfig(max_bs=rows, max_draft_tokens_per_req=tokens_per_req,
+                                                     max_req_pool_size=rows, vocab_size=vocab, device=self.device)
+            cls = self.full_mod.TritonFullSamplingBackend if self.full_mod else self.triton_mod.TritonSamplingBackend
+            kept = (cls(config), [None] * rows, [None] * rows)
+        self._backends[shape] = kept                          # most recently used last
+        while len(self._backends) > KEPT_BACKENDS:
+            self._backends.popitem(last=False)
+        return kept
 
-    def _step(self, rows, vocab, params, offsets, tokens_per_req):
-        o = es.per_row(offsets, rows, "offsets", int)
-        positions = []
-        for sp, offset in zip(params, o):
-            sp.seed, position = engine_key(sp.seed, offset, self.position_stride)
-            positions.append(position)
-        backend = self._backend(rows, vocab, tokens_per_req)
-        pool = list(range(1, rows + 1))                       # slot 0 is the capture/warm-up row
-        ids = [f"samplecheck-{next(self._ids)}" for _ in range(rows)]
+    def _step(self, rows, vocab, params, keys, positions, tokens_per_req):
+        """One engine step over the rows: row r is the request in pool slot r + 1 (slot 0 is the capture/warm-up
+        row). A slot whose key (T, k, p, min_p, request seed) is the one it held in the backend's last step keeps
+        its request id: the same request at another position, whose slot ``prepare_step`` leaves as it is
+        (base.py:195-203); any other key is a new request, whose slot ``_reset_slot`` writes. Per-request state the
+        engine keeps across steps is unread here (penalties are off: the token counts a continuing request
+        accumulates change no logit), so a new request per row would draw the same tokens, at ten CUDA writes a
+        row per step (the H100 runs of 2026-11-27: 4.4e3 draws/s on triton_full, identify never finished)."""
+        backend, slot_keys, slot_ids = self._backend(rows, vocab, tokens_per_req)
+        ids = request_ids(slot_keys, slot_ids, keys, lambda: f"samplecheck-{next(self._ids)}")
+        pool = list(range(1, rows + 1))
         backend.prepare_step(ids, pool, params, num_tokens_per_req=tokens_per_req)
         lengths = torch.zeros(rows + 1, dtype=torch.int32, device=self.device)
         lengths[1:] = torch.tensor(positions, dtype=torch.int32)
@@ -217,8 +255,8 @@ class TokenSpeedTriton:
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
         x = es.logits_2d(logits, self.device).contiguous()
         rows, vocab = x.shape
-        params = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds)
-        backend, info = self._step(rows, vocab, params, offsets, 1)
+        params, keys, positions = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds, offsets)
+        backend, info = self._step(rows, vocab, params, keys, positions, 1)
         sampled, _ = backend.sample(types.SimpleNamespace(next_token_logits=x), info)
         return sampled.long()
 
@@ -229,8 +267,8 @@ class TokenSpeedTriton:
         with slots 0..accepted read."""
         target = torch.as_tensor(target_logits).to(self.device, torch.float32)
         rows, g1, vocab = target.shape
-        params = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds)
-        backend, info = self._step(rows, vocab, params, offsets, g1)
+        params, keys, positions = self._params(rows, vocab, temperature, top_k, top_p, min_p, seeds, offsets)
+        backend, info = self._step(rows, vocab, params, keys, positions, g1)
         candidates = torch.zeros(rows, g1, dtype=torch.int32, device=self.device)
         candidates[:, 1:] = torch.as_tensor(draft_tokens).to(self.device, torch.int32).reshape(rows, g1 - 1)
         out = types.SimpleNamespace(next_token_logits=target.reshape(rows * g1, vocab).contiguous())
