@@ -87,7 +87,7 @@ props=(--seed 20260401 --max-success "${PROPERTY_CASES:-20}" --tolerance 1e-3)
 
 # The jobs: one function each (name = what --only selects). Profiles: vllm-api for vLLM with its SamplingParams front
 # end, vllm-triton for the Triton top-k/top-p path without it (the sampler files alone), sglang-torch, trtllm-torch;
-# TokenSpeed has no profile of its own yet: judged under vllm-triton (exactly k) after identify speaks.
+# TokenSpeed under tokenspeed (its profile since the fifth run, after identify spoke: docs/conformance.md).
 job_pytest() {
   local jlog="$work/pytest.summary" t0=$SECONDS
   echo "== pytest ($(date -u +%T), GPU $CUDA_VISIBLE_DEVICES): the adapters' tests with triton and CUDA" >> "$jlog"
@@ -114,10 +114,10 @@ engine_job() {
     case "$what" in
       identify) jstep "$job" identify "$sh" identify --sampler "$s" ;;
       smoke) jstep "$job" "smoke.$profile" "$sh" run --suite smoke --profile "$profile" --sampler "$s" \
-               "${smoke_cap[@]}" ;;
+               "${smoke_cap[@]}" ${SMOKE_EXTRA:-} ;;
       smoke=*) suite="${what#smoke=}"
                jstep "$job" "$(basename "$suite" .suite.json).$profile" "$sh" run --suite "$suite" \
-                 --profile "$profile" --sampler "$s" "${smoke_cap[@]}" ;;
+                 --profile "$profile" --sampler "$s" "${smoke_cap[@]}" ${SMOKE_EXTRA:-} ;;
       props) jstep "$job" properties "$sh" properties --profile "$profile" --sampler "$s" "${props[@]}" ;;
       props-no-min-p) jstep "$job" properties-no-min-p "$sh" properties --profile "$profile" --sampler "$s" \
                         "${props[@]}" --no-min-p ;;
@@ -172,18 +172,34 @@ job_vllm-topp() {
     --sampler "process:$V --path pytorch --no-front-end"
 }
 job_mrv2() { engine_job mrv2 "process:$V --mrv2 --path dispatch" vllm-api smoke identify props; }
-# TokenSpeed has no profile of its own yet: judged under vllm-triton (exactly k) after identify speaks. Its engine
-# refuses top_k >= 128 (SamplingParams.verify) and its "triton" backend ignores min-p (base.py:108-110): the smoke
-# cases with those fail by the engine's design (docs/conformance.md).
-job_ts-triton() { engine_job ts-triton "process:$TS --backend triton" vllm-triton smoke identify; }
-job_ts-full() { engine_job ts-full "process:$TS --backend triton_full" vllm-triton smoke identify props; }
+# TokenSpeed under its own profile, tokenspeed (reference/src/profiles.cpp; identify: triton_full is consistent with
+# it alone, fifth run). The profile refuses top_k >= 128 as the engine does, so smoke's near-flat case (top_k = 200)
+# is skipped by the profile itself (exact:tokenspeed skips it too): --allow-skipped. The "triton" backend ignores
+# min-p (base.py:108-110; finding 3): its min-p cases fail by the engine's design (docs/conformance.md).
+job_ts-triton() {
+  SMOKE_EXTRA=--allow-skipped engine_job ts-triton "process:$TS --backend triton" tokenspeed smoke identify
+}
+job_ts-full() {
+  SMOKE_EXTRA=--allow-skipped engine_job ts-full "process:$TS --backend triton_full" tokenspeed smoke identify props
+}
 # The fourth run's open TokenSpeed items: triton_full's identify alone (cut three times at up to 397 s: its probes'
 # seconds are printed, and a cut run prints what its finished probes exclude), and the top_p route's argmax fallback
 # at low top_p (README item 1; the PR's review, seed 003), with positions spaced so finding 1 adds no variance.
 job_ts-full-identify() { jstep ts-full-identify identify rest identify --sampler "process:$TS --backend triton_full"; }
 job_ts-low-top-p() {
-  jstep ts-low-top-p tokenspeed-low-top-p.vllm-triton rest run --suite "$suites/tokenspeed-low-top-p.suite.json" \
-    --profile vllm-triton --sampler "process:$TS --backend triton --position-stride 16"
+  jstep ts-low-top-p tokenspeed-low-top-p.tokenspeed rest run --suite "$suites/tokenspeed-low-top-p.suite.json" \
+    --profile tokenspeed --sampler "process:$TS --backend triton --position-stride 16"
+}
+# The many-tail finding and its remedy: the case with TokenSpeed's fp32 Gumbel noise, then with the noise in fp64 in
+# a copy of the tree (adapters/tokenspeed/noise_remedy.py; its reports name the sampler tokenspeed@...+modified).
+job_ts-noise() {
+  local copy="${TMPDIR:-/tmp}/tokenspeed-fp64-noise"
+  rm -rf "$copy"
+  "$py" "$adapters/tokenspeed/noise_remedy.py" "$SAMPLECHECK_TOKENSPEED_SRC" "$copy" >> "$work/ts-noise.summary" 2>&1
+  jstep ts-noise many-tail.fp32.tokenspeed "$(share 50)" run --suite "$suites/many-tail.suite.json" \
+    --profile tokenspeed --sampler "process:$TS --backend triton"
+  jstep ts-noise many-tail.fp64.tokenspeed rest run --suite "$suites/many-tail.suite.json" --profile tokenspeed \
+    --sampler "process:$py $adapters/tokenspeed/serve.py --src $copy --device $dev --backend triton"
 }
 # SGLang's seeded path asserts against min-p (sampler.py:476-479; the adapter refuses min_p > 0 before the draw):
 # smoke without the min-p cases, and the property suites with min_p held at 0, as for TensorRT-LLM below (the H100
@@ -218,12 +234,12 @@ job_mrv2-verifier() {
     "spec=$suites/spec-smoke-no-min-p.suite.json"
 }
 job_ts-verifier() {
-  engine_job ts-verifier "process:$TS --backend triton_full --verifier" vllm-triton \
+  engine_job ts-verifier "process:$TS --backend triton_full --verifier" tokenspeed \
     "spec=$suites/spec-smoke-one-hot.suite.json"
 }
 source_jobs=(pytest vllm-noise vllm-topp vllm-dispatch vllm-triton vllm-pytorch vllm-window mrv2 sglang-seeded
              sglang-unseeded trtllm ts-triton ts-full v1-verifier v1-verifier-raw mrv2-verifier ts-verifier
-             vllm-dispatch-api-triton props-reduce ts-full-identify ts-low-top-p)
+             vllm-dispatch-api-triton props-reduce ts-full-identify ts-low-top-p ts-noise)
 
 if [ "$phase" = sources ]; then
   pids=() i=0 ran=()
@@ -248,7 +264,8 @@ if [ "$phase" = sources-standard ]; then
       vllm-dispatch) spec="process:$V --path dispatch"; profile=vllm-api ;;
       vllm-triton) spec="process:$V --path triton --no-front-end"; profile=vllm-triton ;;
       mrv2) spec="process:$V --mrv2 --path dispatch"; profile=vllm-api ;;
-      ts-full) spec="process:$TS --backend triton_full"; profile=vllm-triton ;;
+      ts-full) spec="process:$TS --backend triton_full"; profile=tokenspeed
+               skipped=(--allow-skipped) ;;  # the profile refuses standard's top_k >= 128 cases, as the engine does
       sglang-seeded) spec="process:$SG --seeded"; profile=sglang-torch  # the seeded path refuses min-p
                      suite="$suites/standard-no-min-p.suite.json"
                      # sglang-torch calls standard's sentinel top_k = 0 invalid: that case is skipped by the profile

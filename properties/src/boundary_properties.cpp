@@ -56,7 +56,7 @@ Case TieBoundaryCase(const Profile& profile) {
     c.row.logits.insert(c.row.logits.begin() + static_cast<std::ptrdiff_t>(at), -std::numeric_limits<float>::infinity());
   }
   c.params.temperature = std::min(*rc::gen::element(1.0, 0.5, 2.0), profile.max_temperature);
-  c.params.top_k = NoTopK(c.row.vocab());
+  c.params.top_k = NoTopK(profile, c.row.vocab());
   c.params.top_p = std::ldexp(static_cast<double>(m), -n);  // exact: m < 2^n <= 64
   c.params.min_p = 0.0;
   c.params.seed = *gen::Seed();

@@ -39,10 +39,11 @@ std::vector<int32_t> RankOrder(const Row& row, const std::vector<double>& full) 
   return order;
 }
 
-Params WithOnly(double temperature, int64_t vocab) {
+// Temperature and top_k only (top_p = 1, min_p = 0): top_k = NoTopK(profile, V) for the whole row.
+Params WithOnly(double temperature, int64_t top_k) {
   Params params;
   params.temperature = temperature;
-  params.top_k = NoTopK(vocab);
+  params.top_k = top_k;
   return params;
 }
 
@@ -157,7 +158,7 @@ void NucleusMinimality(const Context& ctx) {
       },
       gen::ValidRow(), gen::PowerOfTwoTemperature(profile), rc::gen::inRange(1, 1000));
   Case c = *rc::gen::oneOf(general, gen::TopPBoundaryTies(profile), gen::TopPOnBoundary(profile));
-  c.params.top_k = NoTopK(c.row.vocab());
+  c.params.top_k = NoTopK(profile, c.row.vocab());
   Params full_params = c.params;
   full_params.top_p = 1.0;
   // Where the temperature comes after the filters (llama.cpp), top-p sees the T = 1 distribution.
@@ -218,11 +219,11 @@ void TopKCardinality(const Context& ctx) {
           c.params.top_k = k;
           return c;
         },
-        gen::PowerOfTwoTemperature(profile), rc::gen::inRange<int64_t>(1, vocab + 2));
+        gen::PowerOfTwoTemperature(profile), rc::gen::inRange<int64_t>(1, TopKEnd(profile, vocab)));
   });
   const Case c = *rc::gen::oneOf(general, gen::TopKBoundaryTies(profile));
   const auto kept = Support(Processed(ctx, c.row, c.params));
-  const auto full_params = WithOnly(c.params.temperature, c.row.vocab());
+  const auto full_params = WithOnly(c.params.temperature, NoTopK(profile, c.row.vocab()));
   const auto full = Processed(ctx, c.row, full_params);
   const auto reference = Reference(ctx, c.row, c.params);
   if (AnyInvisible(ctx, Reference(ctx, c.row, full_params))) {
@@ -385,7 +386,7 @@ void TemperatureEquivalence(const Context& ctx) {
   const Row row = *rc::gen::oneOf(gen::DyadicRow(), gen::NegInfRunsRow(), gen::TopTiesRow());
   Params params = *gen::ValidParams(row.vocab(), *ctx.profile);
   params.temperature = *gen::PowerOfTwoTemperature(*ctx.profile);
-  if (IsGreedy(params, *ctx.profile)) params.top_k = NoTopK(row.vocab());  // keep the scaled path
+  if (IsGreedy(params, *ctx.profile)) params.top_k = NoTopK(*ctx.profile, row.vocab());  // keep the scaled path
   if (IsGreedy(params, *ctx.profile)) params.top_p = 1.0;
   if (ctx.profile->temperature_placement == TemperaturePlacement::kLast) {
     // The filters see the T = 1 distribution (llama.cpp): the kept set at T is the kept set at T = 1, and logits at
@@ -398,7 +399,7 @@ void TemperatureEquivalence(const Context& ctx) {
                              "kept set at T = " + Num(params.temperature) + " vs at T = 1 (temperature applied last)",
                              /*compare_probabilities=*/false);
     }
-    params.top_k = NoTopK(row.vocab());
+    params.top_k = NoTopK(*ctx.profile, row.vocab());
     params.top_p = 1.0;
     params.min_p = 0.0;
     RC_TAG("temperature applied last");
@@ -481,7 +482,8 @@ void MonotoneTopP(const Context& ctx) {
 void MonotoneTopK(const Context& ctx) {
   const Case c = *gen::AnyValidCase(*ctx.profile);
   const int64_t vocab = c.row.vocab();
-  int64_t a = *rc::gen::inRange<int64_t>(1, vocab + 2), b = *rc::gen::inRange<int64_t>(1, vocab + 2);
+  const int64_t end = TopKEnd(*ctx.profile, vocab);
+  int64_t a = *rc::gen::inRange<int64_t>(1, end), b = *rc::gen::inRange<int64_t>(1, end);
   Params small = c.params, large = c.params;
   small.top_k = std::min(a, b);
   large.top_k = *rc::gen::element(0, 1) ? std::max(a, b) : DisabledTopK(*ctx.profile, vocab).front();
@@ -506,7 +508,7 @@ void GreedyLimits(const Context& ctx) {
   const Row row = *rc::gen::oneOf(gen::ValidRow(), gen::TopTiesRow(), gen::WholeRowTies());
   const int limit = *rc::gen::inRange(0, 4);
   Params params = *gen::ValidParams(row.vocab(), profile);
-  const auto full = Processed(ctx, row, WithOnly(1.0, row.vocab()));
+  const auto full = Processed(ctx, row, WithOnly(1.0, NoTopK(profile, row.vocab())));
   const auto order = RankOrder(row, full);
   const float top = row.logits[static_cast<size_t>(order[0])];
   std::vector<int32_t> top_group;
@@ -528,7 +530,7 @@ void GreedyLimits(const Context& ctx) {
     one_hot = true;
     what = "T = " + Num(params.temperature);
   } else {
-    params = WithOnly(*gen::PowerOfTwoTemperature(profile), row.vocab());
+    params = WithOnly(*gen::PowerOfTwoTemperature(profile), NoTopK(profile, row.vocab()));
     if (limit == 1) {
       RC_PRE(!gen::MinPHeldAtZero());  // --no-min-p: the other limits only
       params.min_p = 1.0;

@@ -124,7 +124,8 @@ void TiesDrawnEqually(const Context& ctx) {
   const Row row = *gen::TopTiesRow();
   Params params;
   params.temperature = *gen::PowerOfTwoTemperature(*ctx.profile);
-  params.top_k = *rc::gen::element<int64_t>(NoTopK(row.vocab()), row.vocab() + 1, 8);
+  const int64_t beyond = row.vocab() + 1 < TopKEnd(*ctx.profile, row.vocab()) ? row.vocab() + 1 : 8;
+  params.top_k = *rc::gen::element<int64_t>(NoTopK(*ctx.profile, row.vocab()), beyond, 8);
   params.top_p = *rc::gen::element(1.0, 0.99, 0.95);
   params.min_p = gen::MinPHeldAtZero() ? 0.0 : *rc::gen::element(0.0, 0.5);
   params.seed = *gen::Seed();
@@ -299,7 +300,7 @@ double LagOneCorrelation(const std::vector<int32_t>& tokens) {
 void StreamIndependence(const Context& ctx) {
   const Row row = *gen::NearUniformRow();
   Params params;
-  params.top_k = NoTopK(row.vocab());
+  params.top_k = NoTopK(*ctx.profile, row.vocab());
   params.seed = *gen::Seed();
   params.offset = *rc::gen::inRange<uint64_t>(0, uint64_t{1} << 62);
   constexpr int kLength = 128;

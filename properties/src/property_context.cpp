@@ -57,9 +57,19 @@ std::vector<int64_t> DisabledTopK(const Profile& profile, int64_t vocab) {
   if (profile.top_k_minus_one_disables) values.push_back(-1);
   if (profile.top_k_zero_disables) values.push_back(0);
   for (int64_t k : {vocab, vocab + 1, int64_t{1} << 40}) {
+    if (profile.max_top_k > 0 && k > profile.max_top_k) continue;   // refused by the profile (tokenspeed: >= 128)
     if (!(k == 1 && profile.top_k_one_is_greedy)) values.push_back(k);  // V = 1: top_k = 1 may be greedy
   }
   return values;
+}
+
+int64_t NoTopK(const Profile& profile, int64_t vocab) {
+  if (profile.max_top_k == 0 || vocab <= profile.max_top_k) return vocab;
+  return DisabledTopK(profile, vocab).front();  // -1 or 0: every profile with a maximum has a sentinel
+}
+
+int64_t TopKEnd(const Profile& profile, int64_t vocab) {
+  return profile.max_top_k > 0 ? std::min(vocab + 2, profile.max_top_k + 1) : vocab + 2;
 }
 
 }  // namespace samplecheck::properties

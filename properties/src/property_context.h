@@ -57,9 +57,13 @@ bool Contains(const std::vector<int32_t>& sorted, int32_t token);
 bool Close(double a, double b, double tolerance);
 // A reference token whose probability is below the visibility floor (it may read as 0 in the sampler's output).
 bool Invisible(const Context& ctx, const ProcessedDistribution& reference, int32_t token);
-// The valid "disabled" encodings of top_k for this profile and vocab: -1, 0 (where they disable), V, V + 1, 2^40.
+// The valid "disabled" encodings of top_k for this profile and vocab: -1, 0 (where they disable), V, V + 1, 2^40
+// (those up to the profile's max_top_k, where it has one).
 std::vector<int64_t> DisabledTopK(const Profile& profile, int64_t vocab);
-// A top_k that disables top-k under every profile for this vocab (V).
-inline int64_t NoTopK(int64_t vocab) { return vocab; }
+// A top_k that disables top-k for this profile and vocab (V): V itself (a no-op under every profile), or the
+// profile's disabling sentinel where V is above the profile's largest valid top_k (tokenspeed: 127).
+int64_t NoTopK(const Profile& profile, int64_t vocab);
+// The exclusive upper end of generated top_k values 1 .. V + 1: V + 2, or max_top_k + 1 where that is lower.
+int64_t TopKEnd(const Profile& profile, int64_t vocab);
 
 }  // namespace samplecheck::properties

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "samplecheck/reference/profile.h"
 
@@ -34,6 +35,7 @@ std::string TopKRange(const Profile& profile) {
   std::string allowed;
   if (profile.top_k_minus_one_disables) allowed += "-1 (disabled), ";
   if (profile.top_k_zero_disables) allowed += "0 (disabled), ";
+  if (profile.max_top_k > 0) return allowed + "or an integer in [1, " + std::to_string(profile.max_top_k) + "]";
   return allowed + "or an integer >= 1";
 }
 
@@ -56,9 +58,10 @@ std::optional<ParamError> ValidateParams(const SamplingParams& params, const Pro
       (t == 0.0 && !profile.temperature_zero_allowed)) {
     return MakeError(ParamField::kTemperature, t, TemperatureRange(profile), profile);
   }
-  // top_k: -1 / 0 only where the profile defines them; k >= vocab is a no-op everywhere.
+  // top_k: -1 / 0 only where the profile defines them; k >= vocab is a no-op where the profile has no maximum.
   const int64_t k = params.top_k;
-  if (k < -1 || (k == -1 && !profile.top_k_minus_one_disables) || (k == 0 && !profile.top_k_zero_disables)) {
+  if (k < -1 || (k == -1 && !profile.top_k_minus_one_disables) || (k == 0 && !profile.top_k_zero_disables) ||
+      (profile.max_top_k > 0 && k > profile.max_top_k)) {
     return MakeError(ParamField::kTopK, static_cast<double>(k), TopKRange(profile), profile, "is not");
   }
   // top_p: (0, 1], or [0, 1] where top_p = 0 is greedy.

@@ -391,9 +391,59 @@ constexpr Profile kLlamaCpp{
     .greedy_ties_by_position = true,    // temp <= 0: the first maximal logit in the (possibly sorted) array
 };
 
+// TokenSpeed's Triton sampling backends (lightseekorg/tokenspeed PR #280 at f4d8ec6e): every route of
+// python/tokenspeed/runtime/sampling/backends/triton.py _select_sample_route (305-325) draws Gumbel-max over the
+// tokens one rule keeps: top-k exactly k over the T-scaled logits, ties to the lowest id (topk_topp.py stage 1
+// packs the logit bits over 2^31 - 1 - id; generic.py:104-160 the same order), top-p on the top-k-renormalized p
+// with mass above < top_p (topk_topp.py:383-387, generic.py:160-166; the top_p route accepts a candidate iff the
+// mass before it in (logit, id) order is < top_p * total: topp.py:235-247, 293-343), and min-p as the logit test
+// x >= x_max + log(min_p) intersected with them (topk_topp.py:321-324, 387; generic.py:78, 166, 231; min_p.py:78,
+// 94, 255-268): min-p last, which keeps what top-p kept from the unfiltered renormalized p. SamplingParams
+// (sampling_params.py:28-39, 100-137): T < 1e-6 becomes T = 1, top_k = 1 (greedy: the lowest id of the maximal
+// logits, in cute argmax and in the k = 1 kernels); top_k = -1 disables; 0, < -1 and >= 128 (the fused kernels'
+// pad) are refused; top_p in (0, 1], min_p in [0, 1]. The "triton" backend takes min-p and ignores it
+// (base.py:108-110): it is judged by this profile and fails its min-p cases (docs/conformance.md).
+// Numerics: the sums behind the top-p decisions are tl.sum over blocks of 1024 (10 tree levels) added block after
+// block (generic.py's rejection loop) or joined by a second tl.sum over the blocks with the max rescaling (the
+// top_p route's stages): ceil(n / 1024) + 20 covers both; the top-k routes sum at most 128 candidates.
+constexpr SumModel kTokenspeedRowSum{SumOrder::kBlocked, 1024, 20};
+constexpr Profile kTokenspeed{
+    .name = "tokenspeed",
+    .summary = "TokenSpeed Triton: exactly k (k <= 127), top-p on the top-k-renormalized p, then min-p (logit test); "
+               "T < 1e-6 greedy",
+    .source = "lightseekorg/tokenspeed python/tokenspeed/runtime/sampling/sampling_params.py (28-39, 100-137), "
+              "backends/triton.py _select_sample_route (305-325), tokenspeed-kernel .../ops/sampling/triton/"
+              "topk_topp.py (321-387), generic.py (78-231), topp.py (235-343), min_p.py (62-94, 255-268), f4d8ec6e",
+    .order = {Filter::kTopK, Filter::kTopP, Filter::kMinP},
+    .top_p_input = TopPInput::kRenormalized,
+    .top_k_ties = TopKTies::kExactK,
+    .top_p_comparison = TopPComparison::kStrict,
+    .top_p_ties = TopPTies::kByPosition,
+    .top_p_mass = TopPMass::kRenormalize,
+    .top_k_input = TopKInput::kLogits,
+    .top_p_cumsum = TopPCumsum::kDescending,
+    .top_p_input_with_min_p = TopPInput::kRenormalized,
+    .top_k_zero_disables = false,  // "top_k must be -1 (disable), or at least 1"
+    .top_k_minus_one_disables = true,
+    .greedy_temperature_below = 1e-6,  // _SAMPLING_EPS: T < 1e-6 becomes top_k = 1
+    .greedy_temperature_inclusive = false,
+    .top_p_zero_is_greedy = false,  // "top_p must be in (0, 1]"
+    .top_k_one_is_greedy = true,    // exactly one token, the lowest id of the maximal logits
+    .temperature_zero_allowed = true,
+    .max_temperature = kUnbounded,
+    .numerics = {.unit_roundoff = kFp32, .normalizer = kTokenspeedRowSum, .top_p_mass = kTokenspeedRowSum,
+                 .prob_error_ulps = kProbErrorUlps, .orders_by_probs = false, .pivot_tolerance = 0.0,
+                 .summary = "Triton: order by T-scaled fp32 logits (ties by id); exp(x - max) summed by tl.sum "
+                            "over blocks of 1024, the blocks in sequence or by a second tl.sum; mass before a "
+                            "token compared with top_p * total"},
+    .min_p_input = MinPInput::kLogits,  // x >= x_max + log(min_p), in fp32
+    .max_top_k = 127,                   // _TOP_K_FUSED_MAX = 128: "top_k must be < 128 (fused kernel limit)"
+};
+
 constexpr const Profile* kAllProfiles[] = {&kHf,          &kVllm,          &kVllmTriton,     &kFlashinferTopkFirst,
                                            &kFlashinferJoint, &kTrtllmTorch, &kTrtllmCuda, &kSglangTorch,
-                                           &kSglangFlashinfer, &kLlamaCpp, &kVllmApi, &kVllmApiTriton};
+                                           &kSglangFlashinfer, &kLlamaCpp, &kVllmApi, &kVllmApiTriton,
+                                           &kTokenspeed};
 
 }  // namespace
 

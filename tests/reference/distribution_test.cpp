@@ -73,11 +73,11 @@ std::map<std::string, Expected> Same(std::initializer_list<std::string> profiles
 const std::initializer_list<std::string> kAllNames = {"hf",           "vllm",        "vllm-api",   "vllm-triton",
                                                       "vllm-api-triton", "flashinfer-topk-first", "flashinfer-joint",
                                                       "trtllm-torch", "trtllm-cuda",  "sglang-torch",
-                                                      "sglang-flashinfer", "llama-cpp"};
+                                                      "sglang-flashinfer", "llama-cpp", "tokenspeed"};
 const std::initializer_list<std::string> kNucleusNames = {"hf",           "vllm",         "vllm-api",  "vllm-triton",
                                                           "vllm-api-triton", "flashinfer-topk-first",
                                                           "flashinfer-joint", "trtllm-torch", "sglang-torch",
-                                                          "sglang-flashinfer", "llama-cpp"};
+                                                          "sglang-flashinfer", "llama-cpp", "tokenspeed"};
 
 std::vector<VectorCase> DiscriminatingVectors() {
   std::vector<VectorCase> cases;
@@ -106,7 +106,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
     auto by = Same({"hf", "vllm", "vllm-api", "flashinfer-topk-first", "flashinfer-joint", "trtllm-torch",
                     "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {}});
-    by = Same({"trtllm-cuda", "sglang-torch", "llama-cpp"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
+    by = Same({"trtllm-cuda", "sglang-torch", "llama-cpp", "tokenspeed"}, {{0, 1}, {0.5, 0.5}, {0, 1, 2, 3}}, by);
     by = Same({"vllm-triton", "vllm-api-triton"}, {{0, 1, 2, 3}, {0.25, 0.25, 0.25, 0.25}, {0, 1, 2, 3}}, by);
     cases.push_back({"V2_ties_top_k_2", {0.25, 0.25, 0.25, 0.25}, Params(1, 2, 1.0, 0), by});
   }
@@ -114,7 +114,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
   {
     auto by = Same({"flashinfer-topk-first", "flashinfer-joint", "sglang-flashinfer"}, {{0, 1, 2}, {0.4, 0.3, 0.3}, {}});
     by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "trtllm-torch", "sglang-torch",
-               "llama-cpp"},
+               "llama-cpp", "tokenspeed"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {1, 2}}, by);
     by["trtllm-cuda"] = {{0, 1}, {0.8, 0.2}, {1, 2}};
     cases.push_back({"V2prime_tie_at_top_p", {0.4, 0.3, 0.3}, Params(1, -1, 0.5, 0), by});
@@ -125,9 +125,11 @@ std::vector<VectorCase> DiscriminatingVectors() {
     by["trtllm-cuda"] = {{0, 1}, {2.0 / 3, 1.0 / 3}, {}};
     cases.push_back({"V3_truncated_cdf", v1, Params(1, -1, 0.75, 0), by});
   }
-  // V4: min-p before top-p (vLLM, TRT-LLM, FlashInfer engines) vs after (HF, llama.cpp) or joint (SGLang). TV 0.222.
+  // V4: min-p before top-p (vLLM, TRT-LLM, FlashInfer engines) vs after (HF, llama.cpp, TokenSpeed) or joint
+  // (SGLang). TV 0.222.
   {
-    auto by = Same({"hf", "sglang-torch", "sglang-flashinfer", "llama-cpp"}, {{0, 1, 2}, {4.0 / 9, 3.0 / 9, 2.0 / 9}, {}});
+    auto by = Same({"hf", "sglang-torch", "sglang-flashinfer", "llama-cpp", "tokenspeed"},
+                   {{0, 1, 2}, {4.0 / 9, 3.0 / 9, 2.0 / 9}, {}});
     by = Same({"vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "flashinfer-topk-first", "flashinfer-joint",
                "trtllm-torch"},
               {{0, 1}, {4.0 / 7, 3.0 / 7}, {}}, by);
@@ -140,7 +142,7 @@ std::vector<VectorCase> DiscriminatingVectors() {
     auto by = Same({"flashinfer-joint", "sglang-torch", "sglang-flashinfer"},
                    {{0, 1, 2, 3}, {0.35 / 0.85, 0.25 / 0.85, 0.20 / 0.85, 0.05 / 0.85}, {}});
     by = Same({"hf", "vllm", "vllm-api", "vllm-triton", "vllm-api-triton", "flashinfer-topk-first", "trtllm-torch",
-               "llama-cpp"},
+               "llama-cpp", "tokenspeed"},
               {{0, 1, 2}, {0.35 / 0.8, 0.25 / 0.8, 0.20 / 0.8}, {}}, by);
     by["trtllm-cuda"] = {{0, 1, 2}, {0.35 / 0.85 / 0.82, 0.25 / 0.85 / 0.82, (0.82 - c) / 0.82}, {}};
     cases.push_back({"V5_joint_vs_top_k_first",
@@ -366,8 +368,11 @@ TEST(DisabledValues, AreBitIdenticalNoOps) {
   row[99] = -kInf;
   for (const Profile* profile : AllProfiles()) {
     const ProcessedDistribution base = Compute(row, Params(0.9, -1, 1.0, 0.0), *profile);
-    std::vector<SamplingParams> same = {Params(0.9, 5000, 1.0, 0.0), Params(0.9, 5001, 1.0, 0.0),
-                                        Params(0.9, 1 << 30, 1.0, 0.0), Params(0.9, 4999, 1.0, 0.0)};
+    std::vector<SamplingParams> same;
+    if (profile->max_top_k == 0) {  // tokenspeed refuses every k >= 128: -1 is its only disabled encoding
+      same = {Params(0.9, 5000, 1.0, 0.0), Params(0.9, 5001, 1.0, 0.0), Params(0.9, 1 << 30, 1.0, 0.0),
+              Params(0.9, 4999, 1.0, 0.0)};
+    }
     if (profile->top_k_zero_disables) same.push_back(Params(0.9, 0, 1.0, 0.0));
     for (const SamplingParams& params : same) {
       const ProcessedDistribution dist = Compute(row, params, *profile);  // k = 4999 = tokens of positive weight

@@ -403,7 +403,9 @@ TEST(NumericsModel, EveryProfileStatesItsSums) {
     EXPECT_FALSE(m.summary.empty()) << profile->name;
   }
   // Which profiles order top-p by fp32 probabilities (pivots, sorts of probabilities) and which by logits.
-  for (std::string_view name : {"vllm", "hf", "trtllm-torch"}) EXPECT_FALSE(P(name).numerics.orders_by_probs) << name;
+  for (std::string_view name : {"vllm", "hf", "trtllm-torch", "tokenspeed"}) {
+    EXPECT_FALSE(P(name).numerics.orders_by_probs) << name;
+  }
   for (std::string_view name : {"vllm-triton", "vllm-api-triton", "flashinfer-topk-first", "flashinfer-joint",
                                 "trtllm-cuda", "sglang-torch", "sglang-flashinfer"}) {
     EXPECT_TRUE(P(name).numerics.orders_by_probs) << name;
@@ -673,7 +675,9 @@ TEST(NumericsModel, MinPAndTopKKeepTheFloor) {
   params.top_k = 1000;
   params.min_p = 0.99;
   for (const Profile* profile : AllProfiles()) {
-    const ProcessedDistribution dist = Compute(row, params, *profile);
+    SamplingParams p = params;
+    if (profile->max_top_k > 0) p.top_k = profile->max_top_k;  // tokenspeed refuses top_k >= 128
+    const ProcessedDistribution dist = Compute(row, p, *profile);
     for (const Decision& d : dist.boundary) EXPECT_EQ(d.allowed_ulps, kAmbiguousMarginUlps) << profile->name;
     EXPECT_TRUE(dist.numeric_drift.empty()) << profile->name;
   }

@@ -33,6 +33,23 @@ TEST(ValidateParams, DefaultsAreValidEverywhere) {
   for (const Profile* profile : AllProfiles()) EXPECT_FALSE(ValidateParams({}, *profile)) << profile->name;
 }
 
+// TokenSpeed's SamplingParams.verify refuses top_k >= 128 (the fused kernels' pad), even where k >= V would keep the
+// whole row; -1 disables, 0 is refused (sampling_params.py:129-137 at f4d8ec6e).
+TEST(ValidateParams, TokenspeedTakesTopKFromOneTo127AndMinusOne) {
+  const Profile& ts = *FindProfile("tokenspeed");
+  for (int64_t k : {-1, 1, 2, 64, 127}) EXPECT_FALSE(ValidateParams(Params(1, k, 1, 0), ts)) << k;
+  for (int64_t k : {int64_t{0}, int64_t{128}, int64_t{200}, int64_t{1} << 40}) {
+    ExpectInvalid(Params(1, k, 1, 0), ts, ParamField::kTopK);
+  }
+  const std::optional<ParamError> error = ValidateParams(Params(1, 128, 1, 0), ts);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message, "top_k = 128 is not -1 (disabled), or an integer in [1, 127] for profile tokenspeed");
+  for (const Profile* profile : AllProfiles()) {   // no other profile has a maximum
+    if (profile->name == "tokenspeed") continue;
+    EXPECT_FALSE(ValidateParams(Params(1, int64_t{1} << 40, 1, 0), *profile)) << profile->name;
+  }
+}
+
 TEST(ValidateParams, NanIsInvalidInEveryField) {
   for (const Profile* profile : AllProfiles()) {
     ExpectInvalid(Params(kNan, -1, 1, 0), *profile, ParamField::kTemperature);
@@ -68,7 +85,9 @@ TEST(ValidateParams, TopKSentinels) {
     ExpectInvalid(Params(1, -2, 1, 0), *profile, ParamField::kTopK);
     ExpectInvalid(Params(1, std::numeric_limits<int64_t>::min(), 1, 0), *profile, ParamField::kTopK);
     EXPECT_FALSE(ValidateParams(Params(1, 1, 1, 0), *profile));
-    EXPECT_FALSE(ValidateParams(Params(1, std::numeric_limits<int64_t>::max(), 1, 0), *profile));
+    // int64 max is a no-op where the profile has no maximum (tokenspeed's: ValidateParams.TokenspeedTakes...)
+    EXPECT_EQ(ValidateParams(Params(1, std::numeric_limits<int64_t>::max(), 1, 0), *profile).has_value(),
+              profile->max_top_k > 0) << profile->name;
     if (profile->top_k_zero_disables) {
       EXPECT_FALSE(ValidateParams(Params(1, 0, 1, 0), *profile)) << profile->name;
     } else {

@@ -144,6 +144,10 @@ struct Profile {
   // masks logits only inside top_k_top_p_sampling_from_logits, while an engine whose request sets top-k alone calls
   // top_k_sampling_from_probs (vLLM's flashinfer_sample), a pivot on the fp32 probabilities. Empty: top_k_input.
   std::optional<TopKInput> top_k_input_without_top_p = std::nullopt;
+  // The largest valid top_k other than the disabling sentinels (0: none). TokenSpeed's SamplingParams.verify
+  // refuses top_k >= 128, its fused kernels' candidate pad (python/tokenspeed/runtime/sampling/sampling_params.py:
+  // 39, 133-137 at f4d8ec6e), even where k >= V would keep the whole row.
+  int64_t max_top_k = 0;
   // A temperature floor applied before anything else: 0 < T < min_temperature becomes min_temperature (vLLM's
   // SamplingParams.__post_init__ raises it to 0.01, so only T == 0 reaches the greedy path). 0: no floor.
   double min_temperature = 0.0;
