@@ -172,9 +172,10 @@ job_vllm-topp() {
     --sampler "process:$V --path pytorch --no-front-end"
 }
 job_mrv2() { engine_job mrv2 "process:$V --mrv2 --path dispatch" vllm-api smoke identify props; }
-# TokenSpeed under its own profile, tokenspeed (reference/src/profiles.cpp; identify: triton_full is consistent with
-# it alone, fifth run). The profile refuses top_k >= 128 as the engine does, so smoke's near-flat case (top_k = 200)
-# is skipped by the profile itself (exact:tokenspeed skips it too): --allow-skipped. The "triton" backend ignores
+# TokenSpeed under its own profile, tokenspeed (reference/src/profiles.cpp; identify on triton_full: every probe
+# consistent with it but V2 T=5e-6, the engine's fp32 scores, fifth run). The profile refuses top_k >= 128 as the
+# engine does, so smoke's near-flat case (top_k = 200) is skipped by the profile itself (exact:tokenspeed skips it
+# too): --allow-skipped. The "triton" backend ignores
 # min-p (base.py:108-110; finding 3): its min-p cases fail by the engine's design (docs/conformance.md).
 job_ts-triton() {
   SMOKE_EXTRA=--allow-skipped engine_job ts-triton "process:$TS --backend triton" tokenspeed smoke identify

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """TokenSpeed's Triton sampling backends as a samplecheck process client (adapters/engine_serve.py; README.md here).
 
-    samplecheck run --suite smoke --profile vllm-triton \
+    samplecheck run --suite smoke --profile tokenspeed --allow-skipped \
         --sampler "process:python3 adapters/tokenspeed/serve.py --src DIR --backend triton_full"
-    samplecheck run --suite spec-smoke --profile vllm-triton \
+    samplecheck run --suite spec-smoke --profile tokenspeed \
         --verifier "process:python3 adapters/tokenspeed/serve.py --src DIR --verifier"
 
 --src (or $SAMPLECHECK_TOKENSPEED_SRC) is a TokenSpeed tree. GPU only (triton, CUDA). Every call is one step of the
