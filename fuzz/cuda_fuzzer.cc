@@ -52,7 +52,7 @@ bool Contains(const std::vector<int32_t>& sorted, int32_t t) { return std::binar
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto probe = samplecheck::harness::MakeCudaSampler("vllm");
   if (!probe.ok()) {
-    std::fprintf(stderr, "cuda_fuzzer: no usable CUDA device (%s): nothing to fuzz\n",
+    std::fprintf(stderr, "SKIPPED: cuda_fuzzer: no usable CUDA device (%s): nothing to fuzz\n",
                  probe.error().ToString().c_str());
     std::exit(77);
   }
