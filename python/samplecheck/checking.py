@@ -103,6 +103,23 @@ class CheckResult:
     def passed(self):
         return self.verdict == "pass"
 
+    @property
+    def capped(self):
+        """'' for a run at the suite's power; else what the cap left: "lowest power 0.43 at TV 0.01 (minp, 300
+        draws of 179935 planned), --max-draws 300" from the report's per-case plans."""
+        if not self.data or self.data.get("max_draws_override") in (None, 0):
+            return ""
+        plans = [(c.get("plan") or {}, c.get("name", "?"), c.get("draws", 0)) for c in self.data.get("cases", [])
+                 if c.get("status") not in ("skipped", "error") and (c.get("plan") or {}).get("achieved_power")
+                 is not None]
+        below = [p for p in plans if p[0]["achieved_power"] < self.data.get("power", 0.99)]
+        if not below:
+            return ""
+        plan, name, draws = min(below, key=lambda p: p[0]["achieved_power"])
+        return "lowest power %.2g at TV %g (%s, %s draws of %s planned), --max-draws %s" % (
+            plan["achieved_power"], plan.get("tv", 0), name, draws, plan.get("planned_draws", "?"),
+            self.data["max_draws_override"])
+
     def __bool__(self):
         return self.passed
 
@@ -112,7 +129,8 @@ class CheckResult:
         counts = (self.data or {}).get("counts", {})
         total = counts.get("cases", len(self.cases))
         if self.verdict == "pass":
-            return "PASS: %s cases" % total
+            capped = self.capped
+            return "PASS: %s cases%s" % (total, " (capped: %s)" % capped if capped else "")
         head = "FAIL: %d of %s cases failed" % (len(self.failing), total)
         if self.failing:
             names = [c.name for c in self.failing[:8]]
@@ -198,7 +216,8 @@ def _as_sampler(obj, role):
 
 
 def check(sampler=None, suite=None, profile=None, *, verifier=None, properties=False, max_draws=None, seed=None,
-          jobs=1, allow_skipped=False, timeout_s=None, report_dir=None, bin=None, args=(), env=None, timeout=None):
+          jobs=1, allow_skipped=False, timeout_s=None, report_dir=None, bin=None, args=(), env=None, timeout=None,
+          full_power=False):
     """Runs samplecheck on a sampler (`samplecheck verify`: the suite's campaign, and with properties=True the
     RapidCheck property suites too) or on a verifier (`samplecheck run --verifier` of a spec suite), and returns a
     CheckResult.
@@ -209,6 +228,9 @@ def check(sampler=None, suite=None, profile=None, *, verifier=None, properties=F
     suite: a built-in suite or a suite file (default smoke, spec-smoke with a verifier); profile: the judged profile
         (default: the suite's, else the sampler's); max_draws, seed, jobs, allow_skipped: the options of the same
         names; timeout_s sets SAMPLECHECK_PROCESS_TIMEOUT_S (each request's deadline); args: more arguments.
+    A capped check is a capped check: with max_draws and not full_power, cases below the suite's power are judged
+        at the power they reached (--allow-underpowered) and the result says so (`capped`, "PASS (capped: lowest
+        power ... at TV ...)"); full_power=True refuses such a run as underpowered, as samplecheck does by default.
     report_dir: where report.json and report.html go (default: a new temporary folder, kept); bin: the program
         (default find_program()); timeout: seconds before samplecheck itself is killed (default none).
     `verify` rather than `run`: the same campaign and verdict, without the plan's throughput probe (1280 draws of the
@@ -241,6 +263,8 @@ def check(sampler=None, suite=None, profile=None, *, verifier=None, properties=F
         argv += ["--profile", profile]
     if max_draws is not None:
         argv += ["--max-draws", str(int(max_draws))]
+        if not full_power and "--allow-underpowered" not in args:
+            argv.append("--allow-underpowered")
     if seed is not None:
         argv += ["--seed", str(int(seed))]
     if jobs is not None:

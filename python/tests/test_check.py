@@ -46,6 +46,19 @@ def test_a_correct_sampler_passes_with_its_reports(samplecheck_bin, tmp_path):
     assert "VERDICT: PASS" in result.output and "verify" == result.command[1]
 
 
+def test_a_capped_check_passes_a_correct_sampler_and_says_so_unless_full_power_is_asked(samplecheck_bin):
+    capped = run_tiny("exact", max_draws=40)
+    assert capped.passed, capped.summary()
+    assert "--allow-underpowered" in capped.command
+    assert capped.capped.startswith("lowest power ") and capped.capped.endswith("--max-draws 40"), capped.capped
+    assert "PASS: 4 cases (capped: lowest power " in repr(capped)
+    full = run_tiny("exact", max_draws=40, full_power=True)
+    assert not full.passed and full.exit_code == 1 and "--allow-underpowered" not in full.command
+    assert any(p.startswith("underpowered") for p in full.problems), full.problems
+    uncapped = run_tiny("exact")
+    assert uncapped.passed and uncapped.capped == "" and "capped" not in repr(uncapped)
+
+
 def test_a_wrong_sampler_fails_naming_the_case_and_its_reason(samplecheck_bin):
     def always_zero(logits, params):
         return [0] * len(params)

@@ -19,6 +19,9 @@ def test_the_ten_line_sampler_passes_smoke(samplecheck_bin):
                                suite="smoke", profile="vllm", max_draws=MAX_DRAWS)
     assert result.passed, result.summary()
     assert len(result.cases) == 38
+    # A capped check says so: its power, and the cap.
+    assert result.capped.startswith("lowest power ") and result.capped.endswith("--max-draws %d" % MAX_DRAWS)
+    assert repr(result).startswith("CheckResult(PASS: 38 cases (capped: lowest power "), repr(result)
 
 
 def test_without_renormalizing_it_fails_smoke_naming_the_cases(samplecheck_bin, pytester):
