@@ -12,11 +12,9 @@ expect_error() {  # expect_error <message fragment> <command...>: exit 2 and the
   expect_rc 2 "$@"
   grep -qF -- "$want" "$dir/err.txt" || fail "message '$want' missing for: $*"
 }
-# A report without what differs between runs of one plan: times, machine, command line, the shard bookkeeping.
-same_judgement() {  # same_judgement <a.json> <b.json>
-  local f='del(.samplecheck_version, .git_revision, .started, .seconds, .command_line, .budget, .draw_plan, .merged_shards, .shard, .machine, .gpu, .cases[].seconds)'
-  diff <(jq -S "$f" "$1") <(jq -S "$f" "$2") >"$dir/diff.txt" || { head -40 "$dir/diff.txt"; fail "$1 and $2 differ"; }
-}
+# same_judgement <a.json> <b.json>: the two reports judge alike (shared with slurm_test.sh).
+# shellcheck source=scale_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scale_lib.sh"
 std=(--suite standard --sampler exact --seed 11 --max-draws 32768 --allow-underpowered --progress none)
 
 case "$scenario" in
