@@ -13,7 +13,7 @@
 # --phase sources-standard: the standard suite at its own plan (TV 1e-3, power 0.99; STANDARD_TV to change) of the
 # jobs named by --only (default vllm-dispatch), each unsharded on its own GPU, journaled and resumed across calls;
 # spec-standard of the v1 and MRV2 verifiers likewise (--only v1-verifier,mrv2-verifier; without min-p, which their
-# front end refuses: docs/conformance/spec-standard-no-min-p.suite.json, and standard-no-min-p for sglang-seeded).
+# front end refuses: adapters/suites/spec-standard-no-min-p.suite.json, and standard-no-min-p for sglang-seeded).
 #
 # Environment: ENGINES_SRC (default .engines-src), PYTHON (default python3), SAMPLECHECK_<ENGINE>_SRC (default the
 # tree of that engine under ENGINES_SRC), SMOKE_MAX_DRAWS (a --max-draws cap for the smoke and spec-smoke steps, with
@@ -33,7 +33,7 @@ export SAMPLECHECK_PRIME_RL_SRC="${SAMPLECHECK_PRIME_RL_SRC:-$(realpath "$(tree_
 export PYTHONDONTWRITEBYTECODE=1
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$gpus" -ge 1 ] || gpus=1
-suites="$(realpath docs/conformance)"
+suites="$(realpath adapters/suites)"
 
 {
   echo "== sources: $gpus GPU(s); trees:"
@@ -221,9 +221,9 @@ job_trtllm() {
 }
 # The verifiers: spec-smoke (spec-standard is --phase sources-standard). TokenSpeed accepts a draft iff it equals
 # the target's own draw (verify.py): the law of speculative sampling only for one-hot drafts, so its verifier runs
-# spec-smoke with every draft one-hot (docs/conformance/spec-smoke-one-hot.suite.json).
+# spec-smoke with every draft one-hot (adapters/suites/spec-smoke-one-hot.suite.json).
 # vLLM's front end refuses min_p > 1e-5 with speculative decoding (sampling_params.py:870-882; the adapter too), so
-# its verifiers run spec-smoke without min-p (docs/conformance/spec-smoke-no-min-p.suite.json); v1-verifier-raw runs
+# its verifiers run spec-smoke without min-p (adapters/suites/spec-smoke-no-min-p.suite.json); v1-verifier-raw runs
 # the whole spec-smoke through the rejection sampler without the front end (--no-front-end): the min-p rows show
 # what the guard hides (v1 applies no min-p to drafted rows: upstream vllm-project/vllm#42744).
 job_v1-verifier() {

@@ -3,7 +3,7 @@
 under-draw of the many-tail case (docs/conformance.md, TokenSpeed many-tail) from the rest of the sampler.
 
     python3 adapters/tokenspeed/noise_remedy.py SRC DST
-    samplecheck run --suite docs/conformance/many-tail.suite.json --profile vllm-triton \\
+    samplecheck run --suite adapters/suites/many-tail.suite.json --profile vllm-triton \\
         --sampler "process:python3 adapters/tokenspeed/serve.py --src DST --backend triton"
 
 gumbel.py draws g = -log(-log(u)) in fp32 from u = max(tl.rand(...), 1e-7) (gumbel.py:71-72 and 149-150 at
