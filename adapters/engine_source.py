@@ -171,7 +171,7 @@ def engine_modules(kept: dict[str, types.ModuleType]):
     (torch/_dynamo/symbolic_convert.py ``import_source``, torch 2.11). SGLang's ``multinomial_with_seed``
     (layers/sampler.py, compiled) calls ``murmur_hash32`` of ``sglang.srt.layers.utils.hash``: with the engine's
     modules out of ``sys.modules``, every seeded draw raised ``InternalTorchDynamoError: ModuleNotFoundError: No
-    module named 'sglang.srt'`` (the GPU run of 2026-11-27, docs/conformance.md)."""
+    module named 'sglang.srt'`` (the GPU run of 2026-11-27, results/conformance/README.md)."""
     saved = {name: sys.modules.get(name) for name in kept}
     sys.modules.update(kept)
     try:

@@ -1,7 +1,7 @@
 """adapters/engine_source.py without any engine tree: what ``isolated_modules`` and ``EngineTree.load`` leave in
 sys.modules. A third-party module that an engine file imports must be executed once per process, however many
 adapter instances load the file (torch 2.11's torch/_inductor/test_operators.py registers an operator library at
-import and raises on a second one: the GPU run of main 18abd63, docs/conformance.md)."""
+import and raises on a second one: the GPU run of main 18abd63, results/conformance/README.md)."""
 import sys
 from pathlib import Path
 

@@ -8,8 +8,8 @@
 # the budget, the deadline): identify 25 %, smoke 45 %, the last step the rest. A smoke or spec run cut at the
 # deadline keeps its journal: the next call with ENGINES_STATE=<the previous results/> resumes it (--resume). Every
 # job writes its own summary; they are joined into engines-gpu.txt at the end. On one GPU (16 cores) all jobs of one
-# call share the cores: split them over two calls (docs/conformance.md, "GPU runs of the engines' own code" has the
-# two --only lists). The reduced cases (many-tail, topp: one case each, no cap, full power) run uncapped.
+# call share the cores: split them over two calls (results/conformance/README.md, "GPU runs of the engines' own
+# code" has the two --only lists). The reduced cases (many-tail, topp: one case each, no cap, full power) run uncapped.
 # --phase sources-standard: the standard suite at its own plan (TV 1e-3, power 0.99; STANDARD_TV to change) of the
 # jobs named by --only (default vllm-dispatch), each unsharded on its own GPU, journaled and resumed across calls;
 # spec-standard of the v1 and MRV2 verifiers likewise (--only v1-verifier,mrv2-verifier; without min-p, which their

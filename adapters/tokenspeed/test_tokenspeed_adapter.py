@@ -104,7 +104,7 @@ def _adjacent_repeats(sampler, n=4000):
 
 
 def test_finding_adjacent_positions_share_the_rejection_loops_noise(sampler):
-    """TokenSpeed finding 1 (docs/conformance.md, fourth run): the top_p route keys attempt a at position t with
+    """TokenSpeed finding 1 (docs/conformance.md): the top_p route keys attempt a at position t with
     position t + a (topp.py:91-93, 296-312), so adjacent positions repeat tokens: the H100 measured 246 of 2047
     adjacent pairs equal where 47 are expected on this row kind. Pinned: fails when TokenSpeed keys its attempts
     apart. With --position-stride 16 the repeats are what independence gives (6 standard deviations of a Poisson
