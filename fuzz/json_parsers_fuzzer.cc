@@ -26,9 +26,9 @@
 #include "fuzz_check.h"
 #include "fuzz_decode.h"
 #include "samplecheck/campaign/result.h"
-#include "samplecheck/campaign/row_source.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/suites/row_source.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::fuzz {
 namespace {

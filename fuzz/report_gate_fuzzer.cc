@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/report_check.h"
 #include "samplecheck/campaign/shard.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/suites/json_text.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::fuzz {
 namespace {

@@ -24,11 +24,11 @@
 #include "command_registry.h"
 #include "options.h"
 #include "samplecheck/core/files.h"
-#include "samplecheck/campaign/row_source.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/explain.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/reference/speculative.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::tools {
 namespace {

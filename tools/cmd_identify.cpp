@@ -10,12 +10,12 @@
 
 #include "command_registry.h"
 #include "options.h"
-#include "stop_signals.h"
-#include "samplecheck/campaign/json_text.h"
-#include "samplecheck/core/files.h"
 #include "samplecheck/campaign/identify.h"
-#include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/core/files.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/suites/json_text.h"
+#include "stop_signals.h"
 
 namespace samplecheck::tools {
 namespace {

@@ -13,12 +13,12 @@
 #include "command_registry.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/spec_campaign.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/samplers/mutants.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/samplers/verifier.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
 namespace {

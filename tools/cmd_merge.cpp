@@ -12,9 +12,9 @@
 #include "command_registry.h"
 #include "options.h"
 #include "samplecheck/campaign/shard.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
 namespace {

@@ -1,4 +1,5 @@
 #include "samplecheck/properties/generators.h"
+#include "samplecheck/core/splitmix.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -20,18 +21,11 @@ constexpr int kNegInfCode = std::numeric_limits<int>::min();  // a -inf logit in
 
 float Dyadic(int code) { return code == kNegInfCode ? -kInf : static_cast<float>(code) / 16.0f; }
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 // Fisher-Yates with splitmix64; seed 0 is the identity (what shrinking ends in).
 void Shuffle(std::vector<float>& values, uint32_t seed) {
   if (seed == 0) return;
   uint64_t state = seed;
-  for (size_t i = values.size(); i > 1; --i) std::swap(values[i - 1], values[SplitMix64(state) % i]);
+  for (size_t i = values.size(); i > 1; --i) std::swap(values[i - 1], values[SplitMix64Next(state) % i]);
 }
 
 rc::Gen<int> Code() { return rc::gen::inRange(-1024, 1025); }
@@ -195,8 +189,8 @@ rc::Gen<Row> GaussianRow() {
         uint64_t state = seed;
         constexpr double kTwoPi = 6.283185307179586;
         for (int i = 0; i < vocab; ++i) {  // Box-Muller on splitmix64: portable, unlike std::normal_distribution
-          const double u1 = (static_cast<double>(SplitMix64(state) >> 11) + 0.5) * 0x1p-53;
-          const double u2 = static_cast<double>(SplitMix64(state) >> 11) * 0x1p-53;
+          const double u1 = (static_cast<double>(SplitMix64Next(state) >> 11) + 0.5) * 0x1p-53;
+          const double u2 = static_cast<double>(SplitMix64Next(state) >> 11) * 0x1p-53;
           row.logits.push_back(static_cast<float>(sigma * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2)));
         }
         return row;
@@ -209,7 +203,8 @@ rc::Gen<Row> NearUniformRow() {
       [](int vocab, uint32_t seed) {
         Row row{"near-uniform", {}};
         uint64_t state = seed;
-        for (int i = 0; i < vocab; ++i) row.logits.push_back(static_cast<float>(static_cast<int>(SplitMix64(state) % 33) - 16) / 1024.0f);
+        for (int i = 0; i < vocab; ++i)
+          row.logits.push_back(static_cast<float>(static_cast<int>(SplitMix64Next(state) % 33) - 16) / 1024.0f);
         return row;
       },
       rc::gen::inRange(256, 1025), rc::gen::arbitrary<uint32_t>());

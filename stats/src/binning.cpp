@@ -1,4 +1,5 @@
 #include "samplecheck/stats/binning.h"
+#include "samplecheck/core/splitmix.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +11,6 @@ namespace samplecheck::stats {
 namespace {
 
 using Mass = long double;
-
-std::uint64_t SplitMix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 Status ValidateInput(std::span<const double> p0, double planned_draws, const BinningOptions& options,
                      Mass& total) {

@@ -11,11 +11,11 @@
 #include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/row_source.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/reference/exact_sampler.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/suites/row_source.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -3,7 +3,7 @@
 // cases resolve k = #finite and the boundary top_p on the rows the campaign builds; suites parse the "corners",
 // "decode" and "refuse" fields and refuse bad ones naming them; a campaign of corners and a decode loop passes on
 // exact, and a corner case the judged profile refuses is judged by the sampler's refusal.
-#include "samplecheck/campaign/corners.h"
+#include "samplecheck/suites/corners.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 namespace {

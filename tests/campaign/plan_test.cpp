@@ -3,9 +3,9 @@
 // refused, and the time budget's watch fires once, only when the run projects past its budget by more than 20%.
 #include <gtest/gtest.h>
 
-#include "work_items.h"  // harness/campaign/src: the items and the budget watch
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/suite.h"
+#include "samplecheck/suites/suite.h"
+#include "work_items.h"  // harness/campaign/src: the items and the budget watch
 
 namespace samplecheck::harness {
 namespace {

@@ -10,8 +10,7 @@
 #include <string>
 
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/json_text.h"
-
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 namespace {

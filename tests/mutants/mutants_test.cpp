@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/row_source.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/mutants/mutation_score.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/mutants.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/suites/row_source.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

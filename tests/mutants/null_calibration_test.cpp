@@ -44,10 +44,10 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/shard.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/stats/multiple_testing.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -14,6 +14,7 @@
 //   actual summation depth.
 // - Small and peaked rows keep the fixed 64-ulp floor.
 #include "samplecheck/reference/numerics.h"
+#include "samplecheck/core/splitmix.h"
 
 #include <gtest/gtest.h>
 
@@ -55,14 +56,7 @@ SamplingParams TopP(double top_p) {
 
 // --- Deterministic rows ------------------------------------------------------------------------------------------
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-double Uniform(uint64_t& state) { return (static_cast<double>(SplitMix64(state) >> 11) + 0.5) * 0x1p-53; }
+double Uniform(uint64_t& state) { return (static_cast<double>(SplitMix64Next(state) >> 11) + 0.5) * 0x1p-53; }
 
 // logits ~ N(0, sigma^2) (Box-Muller), the campaign's near_flat row kind with sigma = 1e-3.
 std::vector<float> GaussianRow(int64_t vocab, double sigma, uint64_t seed) {
@@ -206,7 +200,7 @@ struct Fp32Pipeline {
 // pseudo-random -1, 0 or +1 ulp (within 1.5 ulps of the exact value; CUDA expf is within 2).
 float EngineExp(float z, uint64_t& state) {
   const float e = static_cast<float>(std::exp(static_cast<double>(z)));
-  switch (SplitMix64(state) % 3) {
+  switch (SplitMix64Next(state) % 3) {
     case 0:
       return std::nextafter(e, 0.0f);
     case 1:

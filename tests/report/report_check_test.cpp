@@ -11,9 +11,9 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/report_check.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

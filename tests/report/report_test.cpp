@@ -4,10 +4,10 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/ab_test.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -6,7 +6,7 @@
 set -uo pipefail
 bin=$1; scenario=$2; dir=$3/$scenario; shim=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
-suites=$here/../../harness/campaign/suites
+suites=$here/../../harness/suites/data
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=../lib/expect.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect.sh"

@@ -84,7 +84,6 @@ void RecordPlan(CampaignWork& work, const std::string& basis, const std::string&
 Result<std::vector<PreparedCase>> PrepareBatch(const CaseSpec& cs, const Profile& profile, uint64_t seed,
                                                uint64_t draw_seed, CaseBudget budget);
 size_t BatchRows(const CaseSpec& cs);
-uint64_t Fnv1a(const std::string& s);
 
 // The binnings of every campaign: the same cells for the same p0 and N in sampler and spec campaigns.
 stats::BinningOptions CampaignBinningOptions();

@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/binning.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

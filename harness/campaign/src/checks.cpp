@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/two_sample.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/independence.h"
 #include "samplecheck/stats/two_sample.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

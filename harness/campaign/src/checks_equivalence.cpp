@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/equivalence.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

@@ -5,11 +5,11 @@
 #include <stdexcept>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/chi_square.h"
 #include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 #include "samplecheck/stats/power.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

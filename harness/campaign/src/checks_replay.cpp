@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/reference/numerics.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

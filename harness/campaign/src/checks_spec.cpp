@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/exact_tests.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

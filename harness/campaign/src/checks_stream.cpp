@@ -25,9 +25,9 @@
 #include <string>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/stream.h"
 #include "samplecheck/stats/matches.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

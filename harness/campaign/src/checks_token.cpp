@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "check_family.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/goodness_of_fit.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

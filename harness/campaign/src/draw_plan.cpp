@@ -2,8 +2,8 @@
 #include <stdexcept>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/result.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

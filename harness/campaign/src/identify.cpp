@@ -7,13 +7,14 @@
 #include <iterator>
 #include <sstream>
 
-#include "samplecheck/samplers/sampler_registry.h"
-#include "samplecheck/campaign/suite.h"
+#include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/stats/binning.h"
 #include "samplecheck/stats/goodness_of_fit.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -9,9 +9,10 @@
 #include <unordered_map>
 
 #include "campaign_work.h"
-#include "samplecheck/campaign/corners.h"
-#include "samplecheck/campaign/generated.h"
 #include "samplecheck/campaign/report_check.h"
+#include "samplecheck/core/splitmix.h"
+#include "samplecheck/suites/corners.h"
+#include "samplecheck/suites/generated.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -314,7 +315,7 @@ uint64_t PlanFingerprint(const std::vector<PreparedCase>& prepared) {
        << '|' << r.params.top_k << '|' << r.params.top_p << '|' << r.params.min_p << '|' << r.draws << '|'
        << pc.row.size() << '|' << r.kept << '|' << pc.skip << '\n';
   }
-  return Fnv1a(os.str());
+  return Fnv1a64(os.str());
 }
 
 bool Ranged(const PreparedCase& pc, bool resumed) {

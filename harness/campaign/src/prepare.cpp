@@ -5,9 +5,10 @@
 #include <limits>
 
 #include "campaign_work.h"
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/stats/power.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -120,21 +121,6 @@ stats::BinningOptions CampaignBinningOptions() {
   o.max_tail_cells = 256;
   o.hash_buckets = 64;
   return o;
-}
-
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-uint64_t CaseRowSeed(uint64_t case_seed) { return SplitMix64(case_seed ^ 0x1); }
-
-uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name) {
-  return SplitMix64(campaign_seed ^ SplitMix64(Fnv1a(case_name)));
 }
 
 Result<PreparedCase> PrepareCase(const CaseSpec& spec, const Profile& profile, uint64_t case_seed,

@@ -3,6 +3,7 @@
 // and built again when drawn). Draw and Judge: one ReplayDrawer per worker (replay_draw.cpp). Report: the sink
 // (engine.cpp), the rows in suite order, then the "aggregate" case over them, and the verdict.
 #include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/core/splitmix.h"
 
 #include <chrono>
 

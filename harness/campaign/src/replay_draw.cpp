@@ -7,9 +7,10 @@
 #include <limits>
 
 #include "judge.h"
+#include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/philox.h"
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 namespace {

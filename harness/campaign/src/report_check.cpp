@@ -13,9 +13,9 @@
 #include "campaign_work.h"
 #include "check_family.h"
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 namespace {

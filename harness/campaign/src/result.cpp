@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/stats/multiple_testing.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

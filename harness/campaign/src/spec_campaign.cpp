@@ -11,6 +11,7 @@
 #include "campaign_work.h"
 #include "engine.h"
 #include "judge.h"
+#include "samplecheck/core/splitmix.h"
 #include "samplecheck/stats/power.h"
 #include "spec_draw.h"
 

@@ -3,7 +3,8 @@
 
 #include <algorithm>
 
-#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/core/splitmix.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/philox.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine.h"
+#include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/stats/matches.h"
 

@@ -2,10 +2,10 @@
 
 #include <sstream>
 
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/row_source.h"
 #include "samplecheck/stats/multiple_testing.h"
 #include "samplecheck/stats/two_sample.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -4,11 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "samplecheck/campaign/json_text.h"
+#include "json_fields.h"
 #include "samplecheck/campaign/report_check.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/report.h"
-#include "json_fields.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

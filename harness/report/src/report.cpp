@@ -10,12 +10,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "json_fields.h"
 #include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/report_check.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/core/format.h"
-#include "json_fields.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/suites/suite.h"
 
 int main(int argc, char** argv) {
   using namespace samplecheck::harness;

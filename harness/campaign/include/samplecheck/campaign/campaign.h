@@ -26,11 +26,12 @@
 
 #include "samplecheck/campaign/progress.h"
 #include "samplecheck/campaign/result.h"
-#include "samplecheck/campaign/suite.h"
-#include "samplecheck/samplers/sampler.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/sampler.h"
 #include "samplecheck/stats/binning.h"
+#include "samplecheck/suites/case_seed.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 
@@ -143,11 +144,6 @@ struct CaseBudget {
   double equivalence_eps = 0.0;       // CampaignOptions::equivalence_eps
   double equivalence_chi2_eps = 0.0;  // CampaignOptions::equivalence_chi2_eps
 };
-
-// The deterministic seed of a case: splitmix of the campaign seed and the case name (stable when cases are added).
-uint64_t CaseSeed(uint64_t campaign_seed, const std::string& case_name);
-// The seed of a row case's row (MakeRow) from its case seed.
-uint64_t CaseRowSeed(uint64_t case_seed);
 
 // Steps 1-3 for one case. Errors are input errors (the row cannot be built or the reference cannot be computed).
 // case_seed makes the row (and its perturbation); draw_case_seed the sampler's seed.

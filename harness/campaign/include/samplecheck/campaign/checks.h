@@ -41,10 +41,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/campaign/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/stats/binning.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 

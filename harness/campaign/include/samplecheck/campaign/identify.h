@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/row_source.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 

@@ -19,8 +19,8 @@
 #include <string>
 
 #include "samplecheck/campaign/result.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/error.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 

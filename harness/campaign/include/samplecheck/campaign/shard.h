@@ -15,8 +15,8 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/result.h"
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/error.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 

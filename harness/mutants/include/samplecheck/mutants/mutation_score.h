@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "samplecheck/campaign/suite.h"
 #include "samplecheck/core/error.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 

@@ -1,4 +1,4 @@
-#include "samplecheck/campaign/suite.h"
+#include "samplecheck/suites/suite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,19 +7,14 @@
 #include <set>
 #include <sstream>
 
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/suites/json_text.h"
+#include "samplecheck/suites/suite_file.h"
 
 namespace samplecheck::harness {
 namespace {
 
-struct BuiltinSuiteText {
-  const char* name;
-  const char* json;
-};
-// harness/campaign/suites/*.json as string literals; regenerate with harness/campaign/suites/embed.sh (a ctest checks the sync).
-#include "../suites/builtin_suites.inc"
 
 Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
 
@@ -457,7 +452,7 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
 
 std::vector<BuiltinSuiteInfo> BuiltinSuites() {
   std::vector<BuiltinSuiteInfo> out;
-  for (const BuiltinSuiteText& b : kBuiltinSuites) {
+  for (const BuiltinSuiteText& b : BuiltinSuiteTexts(SuiteKind::kSampler)) {
     BuiltinSuiteInfo info;
     info.name = b.name;
     auto suite = ParseSuiteText(b.json, {}, std::string("builtin:") + b.name);
@@ -473,35 +468,9 @@ std::vector<BuiltinSuiteInfo> BuiltinSuites() {
 }
 
 Result<Suite> LoadSuite(std::string_view name_or_path) {
-  const std::string arg(name_or_path);
-  auto load_file = [](const std::filesystem::path& path) -> Result<Suite> {
-    constexpr uint64_t kMaxSuiteBytes = uint64_t{64} << 20;
-    Result<std::string> text = ReadFileCapped(path, kMaxSuiteBytes, "a suite file");
-    if (!text.ok()) return text.error();
-    return ParseSuiteText(*text, path.parent_path(), path.string());
-  };
-  std::error_code ec;
-  const bool looks_like_path = arg.find('/') != std::string::npos || arg.ends_with(".json");
-  if (looks_like_path || std::filesystem::is_regular_file(arg, ec)) {
-    if (!std::filesystem::exists(arg, ec)) return Error{ErrorCode::kIo, "suite file " + arg + " does not exist"};
-    return load_file(arg);
-  }
-  for (const BuiltinSuiteText& b : kBuiltinSuites) {
-    if (arg == b.name) return ParseSuiteText(b.json, {}, std::string("builtin:") + b.name);
-  }
-  if (const char* path = std::getenv("SAMPLECHECK_SUITE_PATH")) {
-    std::stringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-      if (dir.empty()) continue;
-      const std::filesystem::path candidate = std::filesystem::path(dir) / (arg + ".json");
-      if (std::filesystem::is_regular_file(candidate, ec)) return load_file(candidate);
-    }
-  }
-  std::string known;
-  for (const BuiltinSuiteText& b : kBuiltinSuites) known += std::string(known.empty() ? "" : ", ") + b.name;
-  return InvalidArgument("unknown suite \"" + arg + "\" (built-in: " + known +
-                         "; or a path to a suite file, see docs/suites.md)");
+  auto text = ReadSuiteText(name_or_path, SuiteKind::kSampler);
+  if (!text.ok()) return text.error();
+  return ParseSuiteText(text->text, text->base_dir, text->source);
 }
 
 }  // namespace samplecheck::harness

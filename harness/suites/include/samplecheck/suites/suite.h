@@ -1,7 +1,7 @@
 // Suites: named lists of cases, read from JSON (format: docs/suites.md). A case is a row source x sampling
 // parameters x (optionally) a profile x a draw budget; the campaign (campaign.h) turns each into a verdict.
 //
-// Built-in suites (harness/campaign/suites/*.json, embedded in the program so an installed samplecheck finds them):
+// Built-in suites (harness/suites/data/*.json, embedded in the program so an installed samplecheck finds them):
 //   smoke     CI: seconds on a CPU with the exact sampler (small V, 2^18 draws at most per case)
 //   standard  the gate: up to 2^26 draws per case, V up to 128256; a few minutes on 2 cores with `exact`
 //   nightly   fresh seeds, 2^28 draws per case at most, larger rows
@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/row_source.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 

@@ -4,7 +4,8 @@
 
 #include <cstdint>
 
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/core/splitmix.h"
+#include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {
 

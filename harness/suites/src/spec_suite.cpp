@@ -3,19 +3,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "samplecheck/campaign/json_text.h"
-#include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/samplers/verifier.h"
+#include "samplecheck/suites/json_text.h"
+#include "samplecheck/suites/spec_suite.h"
+#include "samplecheck/suites/suite_file.h"
 
 namespace samplecheck::harness {
 namespace {
 
-struct BuiltinSpecSuiteText {
-  const char* name;
-  const char* json;
-};
-// harness/campaign/suites/spec-*.json as string literals; regenerate with harness/campaign/suites/embed.sh.
-#include "../suites/spec_suites.inc"
 
 Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
 
@@ -134,7 +129,7 @@ Result<SpecSuite> ParseSpecSuite(const nlohmann::json& j, std::string source) {
 }
 
 bool IsBuiltinSpecSuite(std::string_view name) {
-  for (const BuiltinSpecSuiteText& b : kBuiltinSpecSuites) {
+  for (const BuiltinSuiteText& b : BuiltinSuiteTexts(SuiteKind::kSpec)) {
     if (name == b.name) return true;
   }
   return false;
@@ -142,7 +137,7 @@ bool IsBuiltinSpecSuite(std::string_view name) {
 
 std::vector<BuiltinSuiteInfo> BuiltinSpecSuites() {
   std::vector<BuiltinSuiteInfo> out;
-  for (const BuiltinSpecSuiteText& b : kBuiltinSpecSuites) {
+  for (const BuiltinSuiteText& b : BuiltinSuiteTexts(SuiteKind::kSpec)) {
     auto s = ParseText(b.json, std::string("builtin:") + b.name);
     out.push_back({b.name, s.ok() ? s->description : "BROKEN: " + s.error().message, s.ok() ? s->cases.size() : 0});
   }
@@ -150,19 +145,8 @@ std::vector<BuiltinSuiteInfo> BuiltinSpecSuites() {
 }
 
 Result<SpecSuite> LoadSpecSuite(std::string_view name_or_path) {
-  for (const BuiltinSpecSuiteText& b : kBuiltinSpecSuites) {
-    if (name_or_path == b.name) return ParseText(b.json, std::string("builtin:") + b.name);
-  }
-  const std::filesystem::path path(name_or_path);
-  std::ifstream in(path);
-  if (!in) {
-    std::string known;
-    for (const BuiltinSpecSuiteText& b : kBuiltinSpecSuites) known += (known.empty() ? "" : ", ") + std::string(b.name);
-    return InvalidArgument("unknown spec suite \"" + std::string(name_or_path) + "\" (built-in: " + known +
-                           "; or a path to a spec suite file, docs/speculative.md)");
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseText(buffer.str(), path.string());
+  auto text = ReadSuiteText(name_or_path, SuiteKind::kSpec);
+  if (!text.ok()) return text.error();
+  return ParseText(text->text, text->source);
 }
 }  // namespace samplecheck::harness

@@ -4,19 +4,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "samplecheck/campaign/generated.h"
-#include "samplecheck/campaign/json_text.h"
-#include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/core/splitmix.h"
+#include "samplecheck/suites/generated.h"
+#include "samplecheck/suites/json_text.h"
+#include "samplecheck/suites/replay_suite.h"
+#include "samplecheck/suites/suite_file.h"
 
 namespace samplecheck::harness {
 namespace {
 
-struct BuiltinReplaySuiteText {
-  const char* name;
-  const char* json;
-};
-// harness/campaign/suites/replay-*.json as string literals; regenerate with harness/campaign/suites/embed.sh.
-#include "../suites/replay_suites.inc"
 
 Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
 
@@ -162,7 +158,7 @@ std::vector<ReplayCaseSpec> GenerateReplayCases(uint64_t seed, size_t count, con
 
 std::vector<BuiltinSuiteInfo> BuiltinReplaySuites() {
   std::vector<BuiltinSuiteInfo> out;
-  for (const BuiltinReplaySuiteText& b : kBuiltinReplaySuites) {
+  for (const BuiltinSuiteText& b : BuiltinSuiteTexts(SuiteKind::kReplay)) {
     auto s = ParseText(b.json, std::string("builtin:") + b.name);
     out.push_back({b.name, s.ok() ? s->description : "BROKEN: " + s.error().message,
                    s.ok() ? s->cases.size() + s->generated : 0});
@@ -171,20 +167,9 @@ std::vector<BuiltinSuiteInfo> BuiltinReplaySuites() {
 }
 
 Result<ReplaySuite> LoadReplaySuite(std::string_view name_or_path) {
-  for (const BuiltinReplaySuiteText& b : kBuiltinReplaySuites) {
-    if (name_or_path == b.name) return ParseText(b.json, std::string("builtin:") + b.name);
-  }
-  const std::filesystem::path path(name_or_path);
-  std::ifstream in(path);
-  if (!in) {
-    std::string known;
-    for (const BuiltinReplaySuiteText& b : kBuiltinReplaySuites) known += (known.empty() ? "" : ", ") + std::string(b.name);
-    return InvalidArgument("unknown replay suite \"" + std::string(name_or_path) + "\" (built-in: " + known +
-                           "; or a path to a replay suite file, docs/replay.md)");
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseText(buffer.str(), path.string());
+  auto text = ReadSuiteText(name_or_path, SuiteKind::kReplay);
+  if (!text.ok()) return text.error();
+  return ParseText(text->text, text->source);
 }
 
 }  // namespace samplecheck::harness

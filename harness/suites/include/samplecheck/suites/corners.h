@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "samplecheck/campaign/suite.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
 

@@ -1,4 +1,5 @@
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/suites/row_source.h"
+#include "samplecheck/core/splitmix.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +9,9 @@
 #include <numbers>
 #include <sstream>
 
-#include "samplecheck/campaign/json_text.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/reference/logits.h"
+#include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -67,13 +68,6 @@ std::string FormatNumber(double v) {
 }
 
 }  // namespace
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 Result<std::vector<double>> DyadicVector(const std::string& name) {
   if (name == "V1" || name == "V3") return std::vector<double>{0.5, 0.375, 0.125};

@@ -1,4 +1,4 @@
-#include "samplecheck/campaign/json_text.h"
+#include "samplecheck/suites/json_text.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // Corner coverage (corners.h): the pairwise covering design and the corner cases built from it.
-#include "samplecheck/campaign/corners.h"
+#include "samplecheck/suites/corners.h"
+#include "samplecheck/core/splitmix.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/row_source.h"
+#include "samplecheck/suites/case_seed.h"
+#include "samplecheck/suites/row_source.h"
 #include "splitmix_stream.h"
 
 namespace samplecheck::harness {

@@ -81,7 +81,4 @@ struct NpyArray {
 Result<NpyArray> LoadNpy(const std::filesystem::path& path);
 Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what);
 
-// splitmix64: the seed mixer of the harness (case seeds, row seeds).
-uint64_t SplitMix64(uint64_t x);
-
 }  // namespace samplecheck::harness
