@@ -8,7 +8,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(SAMPLECHECK_EXPORTED_TARGETS samplecheck_core samplecheck_stats samplecheck_reference samplecheck_samplers
-    samplecheck_suites samplecheck_campaign samplecheck_report samplecheck_harness)
+    samplecheck_suites samplecheck_checks samplecheck_campaign samplecheck_report samplecheck_harness)
 set(SAMPLECHECK_PACKAGE_HAS_CUDA OFF)
 if(TARGET samplecheck_kernels)
   list(APPEND SAMPLECHECK_EXPORTED_TARGETS samplecheck_kernels)
@@ -18,7 +18,7 @@ install(TARGETS ${SAMPLECHECK_EXPORTED_TARGETS} EXPORT samplecheckTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(dir core stats reference kernels harness/samplers harness/suites harness/campaign harness/report)
+foreach(dir core stats reference kernels harness/samplers harness/suites harness/checks harness/campaign harness/report)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/include AND (NOT dir STREQUAL "kernels" OR SAMPLECHECK_PACKAGE_HAS_CUDA))
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

@@ -25,7 +25,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_decode.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/row_source.h"
 #include "samplecheck/suites/suite.h"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "command_registry.h"
-#include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/spec_campaign.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/samplers/mutants.h"

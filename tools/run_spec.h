@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 
 namespace samplecheck::tools {
 

@@ -10,7 +10,7 @@
 
 #include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/reference/exact_sampler.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/profile.h"

@@ -6,7 +6,7 @@
 
 #include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/checks/checks.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -1,10 +1,10 @@
-// The speculative family (checks_spec.cpp) on hand-built evidence: the rejection count of a position against
+// The speculative family (checks_speculative.cpp) on hand-built evidence: the rejection count of a position against
 // Binomial(n, 1 - beta), and the request's hard checks, which fail with the finding the campaign gave them.
 #include <gtest/gtest.h>
 
 #include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 
 namespace samplecheck::harness {
 namespace {

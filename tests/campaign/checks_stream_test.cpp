@@ -10,8 +10,8 @@
 
 #include "case_fixture.h"
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/stream.h"
+#include "samplecheck/checks/checks.h"
+#include "samplecheck/checks/evidence.h"
 
 namespace samplecheck::harness {
 namespace {

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {

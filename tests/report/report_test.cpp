@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/report/ab_test.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "samplecheck/campaign/progress.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 
 namespace samplecheck::harness {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/checks.h"
-#include "samplecheck/campaign/stream.h"
+#include "samplecheck/checks/checks.h"
+#include "samplecheck/checks/evidence.h"
 
 namespace samplecheck::harness {
 

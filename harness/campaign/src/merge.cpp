@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "campaign_work.h"
-#include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/shard.h"
-#include "samplecheck/campaign/stream.h"
+#include "samplecheck/checks/checks.h"
+#include "samplecheck/checks/evidence.h"
 
 namespace samplecheck::harness {
 namespace {

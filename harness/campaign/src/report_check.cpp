@@ -11,10 +11,9 @@
 #include <sstream>
 
 #include "campaign_work.h"
-#include "check_family.h"
-#include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {

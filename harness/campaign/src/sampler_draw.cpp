@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "check_family.h"
 
 namespace samplecheck::harness {
 namespace {

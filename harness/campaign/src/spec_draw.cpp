@@ -214,7 +214,7 @@ std::string RunProbe(Verifier& verifier, const Request& r, int32_t j, const std:
   return in_support ? "" : "emitted token " + std::to_string(t) + " outside the residual's support";
 }
 
-// The scripted-coin probes of one request (checks_spec.cpp, spec-scripted).
+// The scripted-coin probes of one request (checks_speculative.cpp, spec-scripted).
 void RunScripted(Verifier& verifier, const Request& r, SpecEvidence& ev) {
   ev.scripted_run = true;
   for (int32_t j = 0; j < r.spec.g; ++j) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine.h"
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "spec_request.h"
 #include "stream_draw.h"
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/stats/multiple_testing.h"
 #include "samplecheck/stats/two_sample.h"
 #include "samplecheck/suites/row_source.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/suite.h"
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "json_fields.h"
-#include "samplecheck/campaign/checks.h"
 #include "samplecheck/campaign/report_check.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/core/format.h"
 #include "samplecheck/suites/suite.h"

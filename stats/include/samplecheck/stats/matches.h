@@ -1,5 +1,5 @@
 // Matches between paired draws: how often two draws that should be independent come out equal. The stream checks of
-// a campaign (harness/campaign/src/checks_stream.cpp) count them: the same rows and offsets under two seeds (a stream
+// a campaign (harness/checks/src/checks_stream.cpp) count them: the same rows and offsets under two seeds (a stream
 // that ignores its seed matches every time), and adjacent steps of one stream (a key reused across steps, a uniform
 // baked into a captured graph: adjacent draws equal far more often than chance).
 //

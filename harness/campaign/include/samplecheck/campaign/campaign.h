@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "samplecheck/campaign/progress.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/samplers/sampler.h"
@@ -164,10 +164,6 @@ Status PlanCaseDraws(PreparedCase& prepared, const CaseBudget& budget);
 
 // Step 2 at a recorded draw count (--plan-from): the binning and achieved power at exactly `draws`.
 Status PlanCaseAtDraws(PreparedCase& prepared, uint64_t draws);
-
-// The plan of a report for --plan-from: its recorded draw_plan, or (a report written before plans were recorded)
-// every case's draws as it ran them. kInvalidArgument for a shard's report, or one that lacks cases of its plan.
-Result<DrawPlan> PlanOfReport(const CampaignReport& report);
 
 // The whole campaign. Errors: unknown sampler or profile (kInvalidArgument), a sampler that fails to load
 // (kPlugin / kUnsupported), a bad row or .npy (kIo / kParse / kInvalidArgument): the CLI exits 2 on all of them.

@@ -33,7 +33,8 @@
 #include <nlohmann/json.hpp>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/evidence.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/params.h"
@@ -52,33 +53,6 @@ struct ReplayCampaignOptions : CampaignBasics {
   std::optional<double> max_ratio_bias;   // overrides the suite's
   size_t generated = 0;                   // more generated cases (after the suite's own)
   bool quiet = false;
-};
-
-// One side of a row as the checks see it (checks_replay.cpp).
-struct ReplaySideEvidence {
-  bool given = false;                       // a source answered (false: the side is its reference)
-  std::string source;                       // the source's name, or "reference"
-  std::span<const float> row;               // the logits this side saw
-  std::span<const float> logprobs;          // its answer (given) or the reference's, vocab entries
-  const ProcessedDistribution* reference = nullptr;  // the exact distribution of `row`
-  bool guard_reported = false;              // the source said it restored the label
-};
-
-// What the replay checks see of a finished row (role "row") or of the whole campaign (role "aggregate": the rows'
-// judged cases, whose fields it sums).
-struct ReplayEvidence {
-  std::string role = "row";
-  const Profile* profile = nullptr;
-  SamplingParams params;
-  std::string dtype;                        // "fp32", "bf16"
-  std::string trainer_logits;               // "same", "bf16", "bf16_jitter"
-  ReplaySideEvidence engine, trainer;
-  int32_t label = kNoLabel;                 // the row's label (sent to a trainer that takes labels)
-  std::string label_choice;                 // "sampled", "boundary"
-  bool labels_sent = false;                 // the trainer took the label
-  std::span<const int32_t> rollout;         // the synthetic rollout's tokens, drawn from the engine side
-  double max_ratio_bias = 0.0;              // aggregate
-  std::span<const CaseResult> rows;         // aggregate: the judged row cases
 };
 
 // The whole campaign: a CampaignReport (the report of sampler campaigns, the replay checks' fields beside the

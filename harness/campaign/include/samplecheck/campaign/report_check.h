@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/suites/suite.h"
 

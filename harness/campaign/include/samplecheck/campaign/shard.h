@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/suites/suite.h"
 

@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/reference/speculative.h"

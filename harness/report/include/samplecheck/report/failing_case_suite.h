@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 
 namespace samplecheck::harness {
 

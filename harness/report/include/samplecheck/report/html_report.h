@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/core/files.h"
 

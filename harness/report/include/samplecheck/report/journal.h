@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 
 namespace samplecheck::harness {

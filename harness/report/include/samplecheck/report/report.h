@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/core/files.h"
 

@@ -71,8 +71,8 @@ class SpecRejectionCheck final : public CaseCheck {
                                    CheckOutcome::Kind::kPValue);
       o.p_value = ReadJsonNumber(j.at("p_value"));
       o.statistic = reached ? double(rejected) / double(reached) : 0.0;
-      o.finding = std::to_string(rejected) + " of " + std::to_string(reached) + " rejected (expected 1 - beta = " +
-                  ShortNumber(1.0 - beta, 4) + ")";
+      o.finding = std::to_string(rejected) + " of " + std::to_string(reached) +
+                  " rejected (expected 1 - beta = " + ShortNumber(1.0 - beta, 4) + ")";
       return {o};
     });
   }
@@ -92,7 +92,9 @@ class SpecHardCheck final : public CaseCheck {
     if (e.spec == nullptr || e.spec->role != "length") return {{key_, nullptr}};
     const SpecEvidence& s = *e.spec;
     if (key_ == "spec_structure") {
-      return {{key_, {{"compared", e.planned.draws}, {"violations", s.structure_violations}, {"finding", s.structure_finding}}}};
+      return {
+          {key_,
+           {{"compared", e.planned.draws}, {"violations", s.structure_violations}, {"finding", s.structure_finding}}}};
     }
     if (key_ == "spec_determinism") {
       if (!s.determinism_run) return {{key_, nullptr}};
@@ -103,7 +105,8 @@ class SpecHardCheck final : public CaseCheck {
     }
     if (key_ == "spec_batch_invariance") {
       if (!s.batch_run) return {{key_, nullptr}};
-      return {{key_, {{"compared", s.batch_compared}, {"violations", s.batch_differences}, {"finding", s.batch_finding}}}};
+      return {
+          {key_, {{"compared", s.batch_compared}, {"violations", s.batch_differences}, {"finding", s.batch_finding}}}};
     }
     if (!s.scripted_run) return {{key_, nullptr}};
     return {{key_,
@@ -118,8 +121,9 @@ class SpecHardCheck final : public CaseCheck {
       o.violations = j.at("violations").get<uint64_t>();
       o.statistic = double(o.violations);
       const std::string finding = j.at("finding").get<std::string>();
-      o.finding = o.violations > 0 ? finding
-                                   : "no violation in " + std::to_string(j.at("compared").get<uint64_t>()) + " compared";
+      o.finding = o.violations > 0
+                      ? finding
+                      : "no violation in " + std::to_string(j.at("compared").get<uint64_t>()) + " compared";
       if (o.violations > 0) o.draws_for_power = 1;
       return {o};
     });

@@ -1,9 +1,9 @@
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/stats/multiple_testing.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -58,12 +58,13 @@ std::string LossyProblem(const CampaignReport& r) {
       upper = e.tv_upper;
       worst = c.name;
       point = 0.0;
-      for (const auto& b : c.checks["equivalence"]["binnings"]) point = std::max(point, ReadJsonNumber(b.at("tv_point")));
+      for (const auto& b : c.checks["equivalence"]["binnings"])
+        point = std::max(point, ReadJsonNumber(b.at("tv_point")));
     }
   }
   std::ostringstream os;
-  os << "lossy (declared an approximation): a distance, not a pass; measured binned TV " << point
-     << ", upper bound " << upper << (worst.empty() ? "" : " (case " + worst + ")")
+  os << "lossy (declared an approximation): a distance, not a pass; measured binned TV " << point << ", upper bound "
+     << upper << (worst.empty() ? "" : " (case " + worst + ")")
      << "; judge it with samplecheck gate --max-tv T (or run --equivalence T)";
   return os.str();
 }
@@ -99,14 +100,14 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
     problems.push_back(std::to_string(skipped) + " case(s) skipped, never judged (--allow-skipped accepts them)");
   }
   if (const std::vector<const CaseResult*> weak = UnderpoweredCases(); !weak.empty() && !evidence.allow_underpowered) {
-    const CaseResult* weakest = *std::min_element(weak.begin(), weak.end(), [](const CaseResult* a, const CaseResult* b) {
-      return a->achieved_power < b->achieved_power;
-    });
+    const CaseResult* weakest = *std::min_element(
+        weak.begin(), weak.end(),
+        [](const CaseResult* a, const CaseResult* b) { return a->achieved_power < b->achieved_power; });
     std::ostringstream os;
     os.precision(3);
     os << "underpowered: " << weak.size() << " judged case(s) below power " << power << " at their TV (lowest "
-       << weakest->achieved_power << ": " << weakest->name << ", " << weakest->draws << " draws, " << weakest->planned_draws
-       << " planned at TV " << weakest->tv << ") under --max-draws " << *max_draws_override
+       << weakest->achieved_power << ": " << weakest->name << ", " << weakest->draws << " draws, "
+       << weakest->planned_draws << " planned at TV " << weakest->tv << ") under --max-draws " << *max_draws_override
        << "; raise it, or --allow-underpowered accepts the weaker evidence";
     problems.push_back(os.str());
   }
@@ -129,7 +130,8 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
   }
   if (lossy && equivalence_eps == 0) problems.push_back(LossyProblem(*this));
   for (const PropertyOutcome& p : properties) {
-    if (!p.ok) problems.push_back("property " + p.name + " " + p.status + " after " + std::to_string(p.cases) + " cases");
+    if (!p.ok)
+      problems.push_back("property " + p.name + " " + p.status + " after " + std::to_string(p.cases) + " cases");
   }
   if (properties_run && std::none_of(properties.begin(), properties.end(),
                                      [](const PropertyOutcome& p) { return p.status == "passed"; })) {
@@ -200,8 +202,8 @@ void ApplyCampaignVerdict(CampaignReport& report) {
     c.holm_adjusted_p = holm->adjusted_p_values[k];
     if (holm->rejected[k] && !report.lossy) {  // a lossy sampler's p-values measure, they do not reject
       std::ostringstream os;
-      os << "goodness of fit rejected: p = " << c.p_value << ", Holm-adjusted " << c.holm_adjusted_p
-         << " <= alpha " << report.alpha;
+      os << "goodness of fit rejected: p = " << c.p_value << ", Holm-adjusted " << c.holm_adjusted_p << " <= alpha "
+         << report.alpha;
       c.status = CaseStatus::kFail;
       c.reason = os.str();
     }

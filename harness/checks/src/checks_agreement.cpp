@@ -32,10 +32,10 @@ class AgreementCheck final : public CaseCheck {
     }
     json j{{"draws", a.draws}, {"deterministic", a.deterministic}, {"differing", differing}};
     if (a.deterministic) {
-      j["first_difference"] = a.first_difference < 0 ? json(nullptr)
-                                                     : json{{"draw", a.first_difference},
-                                                            {"fast", a.fast_token},
-                                                            {"sampled", a.sampled_token}};
+      j["first_difference"] =
+          a.first_difference < 0
+              ? json(nullptr)
+              : json{{"draw", a.first_difference}, {"fast", a.fast_token}, {"sampled", a.sampled_token}};
     } else if (e.binning.head.usable()) {
       const stats::BinnedCounts fast = Bin(e.binning.head, a.fast);
       const stats::BinnedCounts sampled = Bin(e.binning.head, a.sampled);

@@ -123,18 +123,22 @@ Status RecheckSupport(const json& fields, const CaseResult& c) {
       const uint64_t count = StoredCount(t.at("count"), "support.tokens count");
       if (count == 0) throw std::runtime_error("support.tokens lists token " + token.dump() + " with 0 draws");
       if (token.get<int64_t>() == -1 && (c.unsamplable || count != invalid)) {
-        throw std::runtime_error("support.tokens lists " + std::to_string(count) + " invalid draws, support.invalid_draws "
-                                 "says " + std::to_string(invalid) + (c.unsamplable ? " (an unsamplable row's invalid draws "
-                                 "are its right answers, never violations)" : ""));
+        throw std::runtime_error("support.tokens lists " + std::to_string(count) +
+                                 " invalid draws, support.invalid_draws "
+                                 "says " +
+                                 std::to_string(invalid) +
+                                 (c.unsamplable ? " (an unsamplable row's invalid draws "
+                                                  "are its right answers, never violations)"
+                                                : ""));
       }
       if (__builtin_add_overflow(listed, count, &listed)) throw std::runtime_error("support.tokens counts overflow");
     }
     const bool whole_list = tokens.size() < kTopViolations;
     if (whole_list ? listed != violations : listed > violations) {
-      return Error{ErrorCode::kParse, "check support: support.violations = " + std::to_string(violations) + " but " +
-                                          "the tokens listed beside it were drawn " + std::to_string(listed) +
-                                          " time(s)" + (whole_list ? "" : " (the largest " +
-                                          std::to_string(kTopViolations) + " alone)")};
+      return Error{ErrorCode::kParse,
+                   "check support: support.violations = " + std::to_string(violations) + " but " +
+                       "the tokens listed beside it were drawn " + std::to_string(listed) + " time(s)" +
+                       (whole_list ? "" : " (the largest " + std::to_string(kTopViolations) + " alone)")};
     }
     const uint64_t invalid_violations = c.unsamplable ? 0 : invalid;
     if (violations < invalid_violations) {

@@ -33,9 +33,9 @@ struct CheckOutcome {
     kHard,    // a hard check: violations > 0 fails the case, whatever the p-values (support, sampler errors)
     kPValue,  // a statistical test: p_value joins the case's Bonferroni family, the campaign's Holm over cases
   };
-  std::string check;             // the check's name: "support", "pearson", "max-abs-z"
-  std::string scope;             // what it looked at: the binning ("head", "tail", "hash"), a token, or ""
-  std::string test;              // one label for tables: "support", "pearson head", "max-|z| token 997"
+  std::string check;  // the check's name: "support", "pearson", "max-abs-z"
+  std::string scope;  // what it looked at: the binning ("head", "tail", "hash"), a token, or ""
+  std::string test;   // one label for tables: "support", "pearson head", "max-|z| token 997"
   Kind kind = Kind::kPValue;
   uint64_t violations = 0;       // kHard
   double p_value = 1.0;          // kPValue
@@ -59,50 +59,50 @@ struct BatchPosition {
 
 struct CaseResult {
   std::string name;
-  BatchPosition batch;               // a row of a batch case (batch.size > 0)
+  BatchPosition batch;  // a row of a batch case (batch.size > 0)
   RowSpec row;
   uint64_t row_seed = 0;
-  SamplingParams params;             // seed/offset: the RNG of the case's first draw
-  std::string profile;               // the judged profile
+  SamplingParams params;  // seed/offset: the RNG of the case's first draw
+  std::string profile;    // the judged profile
 
   CaseStatus status = CaseStatus::kPass;
-  std::string reason;                // why failed / skipped / error; empty on pass
+  std::string reason;  // why failed / skipped / error; empty on pass
 
   int64_t vocab = 0;
-  int64_t kept = 0;                  // tokens of positive reference probability
+  int64_t kept = 0;  // tokens of positive reference probability
   bool greedy = false;
-  std::vector<int32_t> ambiguous;    // ambiguous tokens of the unperturbed reference
-  bool perturbed = false;            // the row was jittered (docs/campaigns.md) to clear them
+  std::vector<int32_t> ambiguous;  // ambiguous tokens of the unperturbed reference
+  bool perturbed = false;          // the row was jittered (docs/campaigns.md) to clear them
   uint32_t perturb_attempts = 0;
-  double perturb_scale = 0.0;        // largest jitter added to a logit
-  bool conditioned = false;          // judged on the unambiguous tokens only (AmbiguousAction::kCondition)
-  bool unsamplable = false;          // the row cannot be sampled (NaN, all -inf): every draw must be invalid
-  uint64_t ambiguous_draws = 0;      // draws of ambiguous tokens set apart when conditioned
+  double perturb_scale = 0.0;    // largest jitter added to a logit
+  bool conditioned = false;      // judged on the unambiguous tokens only (AmbiguousAction::kCondition)
+  bool unsamplable = false;      // the row cannot be sampled (NaN, all -inf): every draw must be invalid
+  uint64_t ambiguous_draws = 0;  // draws of ambiguous tokens set apart when conditioned
   // Numeric boundary drift (reference/numerics.h): the ambiguous tokens that only the profile's numerics model
   // (fp32 sums over the row, ties of fp32 probabilities) makes ambiguous, and the draws that landed on them when the
   // case was conditioned: a correct fp32 engine may keep them, so they are reported apart, never as violations.
   std::vector<int32_t> numeric_drift;
   uint64_t drift_draws = 0;
 
-  double tv = 0.0;                   // detectable TV the draws were planned for
-  double alpha_plan = 0.0;           // per-test alpha the plan assumed (campaign alpha / (cases x tests))
+  double tv = 0.0;          // detectable TV the draws were planned for
+  double alpha_plan = 0.0;  // per-test alpha the plan assumed (campaign alpha / (cases x tests))
   // --equivalence: the TV (and optionally chi-square divergence) the case must be certified within; 0 = not asked.
   // What the case is judged with; the report keeps them in the case's "equivalence" fields.
   double equivalence_eps = 0.0;
   double equivalence_chi2_eps = 0.0;
-  uint64_t planned_draws = 0;        // from the power planner (before the cap)
-  uint64_t max_draws = 0;            // the cap
-  uint64_t draws = 0;                // draws made
-  double achieved_power = 0.0;       // power at `tv` of the gate binning at `draws` (worst-case shift)
+  uint64_t planned_draws = 0;   // from the power planner (before the cap)
+  uint64_t max_draws = 0;       // the cap
+  uint64_t draws = 0;           // draws made
+  double achieved_power = 0.0;  // power at `tv` of the gate binning at `draws` (worst-case shift)
 
   // The fields every check wrote, keyed as in the report ("support", "binnings", "max_abs_z", ...), and what the
   // checks read from them. Empty for a skipped case.
   nlohmann::json checks = nlohmann::json::object();
   std::vector<CheckOutcome> outcomes;
 
-  uint32_t tests = 0;                // p-value tests among the outcomes
-  double p_value = 1.0;              // Bonferroni over the case's tests: min(1, tests * min p)
-  double holm_adjusted_p = 1.0;      // Holm over the campaign's judged cases
+  uint32_t tests = 0;            // p-value tests among the outcomes
+  double p_value = 1.0;          // Bonferroni over the case's tests: min(1, tests * min p)
+  double holm_adjusted_p = 1.0;  // Holm over the campaign's judged cases
   double seconds = 0.0;
 
   // Sum of the violations of the hard outcomes (support violations, invalid tokens, a sampler error).
@@ -114,10 +114,10 @@ struct CaseResult {
 // What a passing verdict needs besides the absence of failures: evidence. A report with no judged case, or with
 // skipped cases (unless allowed), or below the floors, does not pass (`run` and `gate` exit 1).
 struct EvidencePolicy {
-  uint64_t min_judged_cases = 1;  // cases judged: not skipped, not errored
-  uint64_t min_draws = 1;         // draws over the judged cases
-  bool allow_skipped = false;     // skipped cases (params invalid under the judged profile, an unjudgeable row)
-                                  // are reported, and fail the verdict unless allowed
+  uint64_t min_judged_cases = 1;    // cases judged: not skipped, not errored
+  uint64_t min_draws = 1;           // draws over the judged cases
+  bool allow_skipped = false;       // skipped cases (params invalid under the judged profile, an unjudgeable row)
+                                    // are reported, and fail the verdict unless allowed
   bool allow_underpowered = false;  // a row case whose draws reach less than the report's power at its TV (a cap,
                                     // --max-draws, a time budget) fails the verdict unless allowed: a pass on 38
                                     // draws is no evidence that the sampler is right
@@ -126,8 +126,8 @@ struct EvidencePolicy {
 // A property of the RapidCheck suites run by the same gate (`samplecheck verify`; properties/suite.h).
 struct PropertyOutcome {
   std::string name;
-  std::string status;   // passed, FAILED, skipped, GAVE UP, ERROR
-  bool ok = true;       // passed or skipped
+  std::string status;  // passed, FAILED, skipped, GAVE UP, ERROR
+  bool ok = true;      // passed or skipped
   int cases = 0;
   std::string message;  // failure: the shrunk counterexample; skip: why
   std::string replay;   // a command line that replays the failure
@@ -150,7 +150,7 @@ struct ShardRowEvidence {
   std::vector<std::pair<uint64_t, uint64_t>> pieces;  // draw ranges [begin, end) this shard made (offset + begin ..)
   SparseCounts histogram;                             // their draws per token
   uint64_t invalid_draws = 0;
-  std::string sampler_error;                          // the sampler failed on one of them ("" when none)
+  std::string sampler_error;  // the sampler failed on one of them ("" when none)
   // The agreement check's draws (a sampler with a counting fast path), made by the shard holding draw 0.
   bool has_agreement = false;
   uint64_t agreement_draws = 0;
@@ -166,14 +166,14 @@ struct ShardRowEvidence {
 // What makes a report a shard's (run --shard I/N): which part it is, what fixes the plan, and the evidence of its
 // row cases (its batch cases are drawn whole and judged in CampaignReport::cases).
 struct ShardInfo {
-  uint32_t index = 0;                     // 0-based, < count
+  uint32_t index = 0;  // 0-based, < count
   uint32_t count = 1;
-  std::string source;                     // where the index came from: "--shard", "GTEST_SHARD_INDEX", ...
-  uint64_t plan_fingerprint = 0;          // of every case's name, row seed, parameters and draws
-  std::optional<double> tv;               // the plan's overrides (--tv, --max-draws, --generated), for merge to
-  std::optional<uint64_t> max_draws;      // plan again exactly as the shards did
+  std::string source;                 // where the index came from: "--shard", "GTEST_SHARD_INDEX", ...
+  uint64_t plan_fingerprint = 0;      // of every case's name, row seed, parameters and draws
+  std::optional<double> tv;           // the plan's overrides (--tv, --max-draws, --generated), for merge to
+  std::optional<uint64_t> max_draws;  // plan again exactly as the shards did
   uint64_t generated = 0;
-  uint64_t items = 0;                     // work items of this shard (whole cases, or draw ranges of big ones)
+  uint64_t items = 0;  // work items of this shard (whole cases, or draw ranges of big ones)
   std::vector<ShardRowEvidence> evidence;
 };
 
@@ -208,23 +208,23 @@ Result<DrawPlan> DrawPlanFromJson(const nlohmann::json& json);
 struct CampaignReport {
   std::string schema = kReportSchema;
   std::string samplecheck_version;
-  std::string suite;                 // name
-  std::string suite_source;          // builtin:<name> or the file path
-  std::string sampler;               // Sampler::Name()
-  std::string sampler_spec;          // --sampler as given
-  std::string profile;               // judged profile
-  uint64_t seed = 0;                 // rows and their perturbations
-  uint64_t draw_seed = 0;            // the sampler's seeds (== seed unless --draw-seed)
+  std::string suite;         // name
+  std::string suite_source;  // builtin:<name> or the file path
+  std::string sampler;       // Sampler::Name()
+  std::string sampler_spec;  // --sampler as given
+  std::string profile;       // judged profile
+  uint64_t seed = 0;         // rows and their perturbations
+  uint64_t draw_seed = 0;    // the sampler's seeds (== seed unless --draw-seed)
   double alpha = 0.0;
   double tv = 0.0;
   double power = 0.0;
   MachineInfo machine;
-  std::optional<std::string> gpu;    // nvidia-smi name and driver, null without a GPU
+  std::optional<std::string> gpu;  // nvidia-smi name and driver, null without a GPU
   std::optional<std::string> git_revision;
-  std::string started;               // ISO 8601 UTC
+  std::string started;  // ISO 8601 UTC
   double seconds = 0.0;
   std::string command_line;
-  EvidencePolicy evidence;           // what the verdict needs besides no failure
+  EvidencePolicy evidence;  // what the verdict needs besides no failure
   // --max-draws of the run (it lowers every case's cap below the suite's; none: the suite's caps). A row case it
   // keeps below the target power is underpowered (UnderpoweredCases); the caps a suite sets itself are its design.
   std::optional<uint64_t> max_draws_override;
@@ -241,16 +241,16 @@ struct CampaignReport {
   // measurements, never Holm rejections; the verdict is a distance (the cases' equivalence bounds), judged against
   // equivalence_eps (run --equivalence, gate --max-tv) and otherwise not a pass.
   bool lossy = false;
-  bool interrupted = false;          // the run was stopped (SIGINT, SIGTERM) before every case was judged
-  bool properties_run = false;       // the property suites ran with the campaign (samplecheck verify)
+  bool interrupted = false;     // the run was stopped (SIGINT, SIGTERM) before every case was judged
+  bool properties_run = false;  // the property suites ran with the campaign (samplecheck verify)
   uint64_t property_seed = 0;
   std::vector<PropertyOutcome> properties;
-  size_t planned_cases = 0;          // cases of the suite (cases holds the finished ones when interrupted)
+  size_t planned_cases = 0;  // cases of the suite (cases holds the finished ones when interrupted)
   std::vector<CaseResult> cases;
   // run --shard: this report is one shard's evidence, not a verdict (VerdictProblems says so); merge judges.
   std::optional<ShardInfo> shard;
-  uint32_t merged_shards = 0;        // samplecheck merge: the shards this report was judged from (0: not merged)
-  DrawPlan draw_plan;                // what the Plan stage decided (empty in reports before the record)
+  uint32_t merged_shards = 0;  // samplecheck merge: the shards this report was judged from (0: not merged)
+  DrawPlan draw_plan;          // what the Plan stage decided (empty in reports before the record)
 
   // Pass: no case failed or errored, the run was not interrupted, no case was skipped (unless allowed), every
   // judged row case reached the target power at its TV (unless allowed), and the judged cases and their draws
@@ -260,12 +260,16 @@ struct CampaignReport {
   // needed", ...); empty when it passes.
   std::vector<std::string> VerdictProblems() const;
   size_t Count(CaseStatus status) const;
-  uint64_t JudgedCases() const;   // not skipped, not errored
-  uint64_t JudgedDraws() const;   // draws of the judged cases
+  uint64_t JudgedCases() const;  // not skipped, not errored
+  uint64_t JudgedDraws() const;  // draws of the judged cases
   // Judged row cases (not batch rows, at least one p-value test) that --max-draws (max_draws_override) kept below
   // their planned draws and below `power` at their TV.
   std::vector<const CaseResult*> UnderpoweredCases() const;
 };
+
+// The plan of a report for --plan-from: its recorded draw_plan, or (a report written before plans were recorded)
+// every case's draws as it ran them. kInvalidArgument for a shard's report, or one that lacks cases of its plan.
+Result<DrawPlan> PlanOfReport(const CampaignReport& report);
 
 // tests and p_value of one case from its outcomes: the p-value outcomes, Bonferroni min(1, tests * min p).
 void ComputeCasePValue(CaseResult& c);

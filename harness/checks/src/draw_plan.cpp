@@ -1,8 +1,7 @@
 // The Plan stage's record (result.h, DrawPlan): its JSON form, and the plan of a report for `run --plan-from`.
 #include <stdexcept>
 
-#include "samplecheck/campaign/campaign.h"
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {

@@ -46,10 +46,9 @@ class PearsonCheck final : public CaseCheck {
     const Result<stats::GoodnessOfFit> g = stats::GTest(observed, expected);
     // Two cells: the exact lower tail (the chi-square one misses the lattice's atom at a perfect fit).
     const uint64_t n = observed.size() == 2 ? observed[0] + observed[1] : 0;
-    const Result<double> lower =
-        !pearson.ok() || pearson->dof == 0 ? Result<double>(InvalidArgument("no test"))
-        : n > 0 ? stats::ExactTwoCellFitLowerTail(observed[0], n, expected[0])
-                : stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof);
+    const Result<double> lower = !pearson.ok() || pearson->dof == 0 ? Result<double>(InvalidArgument("no test"))
+                                 : n > 0 ? stats::ExactTwoCellFitLowerTail(observed[0], n, expected[0])
+                                         : stats::ChiSquareLowerTailPValue(pearson->statistic, pearson->dof);
     json j{{"name", name},
            {"cells", expected.size()},
            {"dof", pearson.ok() ? pearson->dof : 0},
@@ -88,7 +87,8 @@ class PearsonCheck final : public CaseCheck {
           mass += expected.back();
         }
         if (std::fabs(static_cast<double>(mass) - 1.0) > 1e-6) {
-          throw std::runtime_error("the expected cell probabilities sum to " + ShortNumber(double(mass), 4) + ", not 1");
+          throw std::runtime_error("the expected cell probabilities sum to " + ShortNumber(double(mass), 4) +
+                                   ", not 1");
         }
         if (total && *total != sum) {
           throw std::runtime_error("the observed counts sum to " + std::to_string(sum) + ", another binning's to " +

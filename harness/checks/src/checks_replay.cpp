@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "check_family.h"
-#include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/checks/evidence.h"
 #include "samplecheck/reference/numerics.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -53,7 +53,9 @@ std::vector<int32_t> KeptTokens(std::span<const float> lp) {
   return kept;
 }
 
-bool Contains(const std::vector<int32_t>& sorted, int32_t t) { return std::binary_search(sorted.begin(), sorted.end(), t); }
+bool Contains(const std::vector<int32_t>& sorted, int32_t t) {
+  return std::binary_search(sorted.begin(), sorted.end(), t);
+}
 
 // The closest decision the reference recorded for `t` (nullptr: none, the token is far from every boundary).
 const Decision* DecisionOf(const ProcessedDistribution& ref, int32_t t) {
@@ -71,7 +73,8 @@ const char* FilterName(Filter f) { return f == Filter::kMinP ? "min-p" : f == Fi
 json MarginFields(const ProcessedDistribution& ref, int32_t t) {
   const Decision* d = DecisionOf(ref, t);
   if (d == nullptr) return {{"margin_ulps", nullptr}, {"allowed_ulps", nullptr}, {"filter", nullptr}};
-  return {{"margin_ulps", JsonNumber(d->margin_ulps)}, {"allowed_ulps", JsonNumber(d->allowed_ulps)},
+  return {{"margin_ulps", JsonNumber(d->margin_ulps)},
+          {"allowed_ulps", JsonNumber(d->allowed_ulps)},
           {"filter", FilterName(d->filter)}};
 }
 
@@ -182,12 +185,13 @@ std::string SideFinding(const json& j, const std::string& side) {
        << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " within the fp32 tolerance";
     return os.str();
   }
-  os << side << " (" << j.at("source").get<std::string>() << ") departs from the exact processed distribution of its row:";
+  os << side << " (" << j.at("source").get<std::string>()
+     << ") departs from the exact processed distribution of its row:";
   for (const char* list : {"missing", "extra"}) {
     for (const json& t : j.at(list)) {
       if (t.at("within_margin").get<bool>()) continue;
-      os << " token " << t.at("token").get<int32_t>() << (std::string(list) == "missing" ? " dropped" : " kept")
-         << " (" << MarginText(t) << ");";
+      os << " token " << t.at("token").get<int32_t>() << (std::string(list) == "missing" ? " dropped" : " kept") << " ("
+         << MarginText(t) << ");";
     }
   }
   if (off > 0) {
@@ -288,15 +292,16 @@ class ReplayLabelCheck final : public CaseCheck {
       if (dropped) {
         o.finding = what + " has trainer logprob " + ShortNumber(ReadJsonNumber(j.at("trainer_logprob")), 4) +
                     " with no guard event: importance ratio 0, loss inf (" +
-                    (j.at("in_trainer_reference").get<bool>() ? std::string("the exact replay keeps it")
-                                                               : "outside the trainer's exact kept set, " +
-                                                                     MarginText(j.at("margin"))) +
+                    (j.at("in_trainer_reference").get<bool>()
+                         ? std::string("the exact replay keeps it")
+                         : "outside the trainer's exact kept set, " + MarginText(j.at("margin"))) +
                     (j.at("sent").get<bool>() ? "" : "; the trainer takes no labels") + ")";
         o.draws_for_power = 1;
       } else if (j.at("guard_event").get<bool>()) {
-        o.finding = what + " is outside the trainer's exact kept set (" + MarginText(j.at("margin")) +
-                    "): restored by the label guard (a guard event" +
-                    (j.at("guard_reported").get<bool>() ? ", reported by the trainer)" : ", not reported by the trainer)");
+        o.finding =
+            what + " is outside the trainer's exact kept set (" + MarginText(j.at("margin")) +
+            "): restored by the label guard (a guard event" +
+            (j.at("guard_reported").get<bool>() ? ", reported by the trainer)" : ", not reported by the trainer)");
       } else {
         o.finding = what + " kept by the trainer";
       }
@@ -382,8 +387,8 @@ json AgreementFields(const ReplayEvidence& ev) {
       const std::string cause = Cause(ev, static_cast<int32_t>(t));
       by_cause[cause] = by_cause[cause].get<uint64_t>() + 1;
       if (list.size() < kListedTokens) {
-        const ProcessedDistribution& closer = DecisionOf(*ev.engine.reference, int32_t(t)) ? *ev.engine.reference
-                                                                                            : *ev.trainer.reference;
+        const ProcessedDistribution& closer =
+            DecisionOf(*ev.engine.reference, int32_t(t)) ? *ev.engine.reference : *ev.trainer.reference;
         json d = MarginFields(closer, static_cast<int32_t>(t));
         d["token"] = t;
         d["engine_logprob"] = JsonNumber(le[t]);
@@ -476,16 +481,17 @@ class ReplayAgreementCheck final : public CaseCheck {
         os << o.violations << " token(s) kept by one side only where both exact references agree:";
         for (const json& d : j.at("disagreements")) {
           if (d.at("cause").get<std::string>() != "beyond") continue;
-          os << " " << d.at("token").get<int32_t>() << " (engine " << ShortNumber(ReadJsonNumber(d.at("engine_logprob")), 4)
-             << ", trainer " << ShortNumber(ReadJsonNumber(d.at("trainer_logprob")), 4) << ");";
+          os << " " << d.at("token").get<int32_t>() << " (engine "
+             << ShortNumber(ReadJsonNumber(d.at("engine_logprob")), 4) << ", trainer "
+             << ShortNumber(ReadJsonNumber(d.at("trainer_logprob")), 4) << ");";
         }
         os << " ";
         o.draws_for_power = 1;
       }
       os << "kept sets " << j.at("engine_kept").get<uint64_t>() << " / " << j.at("trainer_kept").get<uint64_t>()
          << " (disagreements: " << c.at("tie_order").get<uint64_t>() << " tie order, "
-         << c.at("numeric_drift").get<uint64_t>() << " numeric drift, "
-         << c.at("input").get<uint64_t>() << " input), max |delta "
+         << c.at("numeric_drift").get<uint64_t>() << " numeric drift, " << c.at("input").get<uint64_t>()
+         << " input), max |delta "
          << "logprob| " << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " on "
          << j.at("shared").get<uint64_t>() << " shared tokens, unrenormalized kept mass "
          << ShortNumber(ReadJsonNumber(j.at("kept_mass_unrenormalized")), 6) << "; rollout of "
@@ -617,8 +623,8 @@ class ReplayRatioBiasCheck final : public CaseCheck {
       }
       os << j.at("rows").get<uint64_t>() << " rows (" << j.at("failed_rows").get<uint64_t>() << " failed): "
          << "kept-set disagreements " << c.at("tie_order").get<uint64_t>() << " tie order, "
-         << c.at("numeric_drift").get<uint64_t>() << " numeric drift, "
-         << c.at("input").get<uint64_t>() << " input, " << c.at("beyond").get<uint64_t>() << " beyond; max |delta logprob| "
+         << c.at("numeric_drift").get<uint64_t>() << " numeric drift, " << c.at("input").get<uint64_t>() << " input, "
+         << c.at("beyond").get<uint64_t>() << " beyond; max |delta logprob| "
          << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " ("
          << j.at("max_delta_row").get<std::string>() << "); unrenormalized kept mass mean "
          << ShortNumber(ReadJsonNumber(j.at("kept_mass_mean")), 4) << ", min "

@@ -1,8 +1,8 @@
 // The case checks (checks.h): the one list of them, the helpers their families share, and running them on a case.
 // Each family is its own file, its tests beside it in tests/campaign: checks_support.cpp, checks_fit.cpp (goodness
 // of fit), checks_token.cpp (per-token), checks_batch.cpp (batch and independence), checks_agreement.cpp,
-// checks_equivalence.cpp, checks_spec.cpp (speculative decoding).
-#include "samplecheck/campaign/checks.h"
+// checks_equivalence.cpp, checks_speculative.cpp (speculative decoding).
+#include "samplecheck/checks/checks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,12 +55,9 @@ stats::BinnedCounts Bin(const stats::Binning& b, std::span<const uint64_t> histo
 json TwoSampleFields(std::span<const uint64_t> a, std::span<const uint64_t> b) {
   Result<stats::TwoSample> t = stats::TwoSampleChiSquareTest(a, b);
   if (!t.ok()) return {{"tested", false}, {"why", t.error().message}};
-  return {{"tested", true},
-          {"statistic", JsonNumber(t->statistic)},
-          {"dof", t->dof},
-          {"p_value", JsonNumber(t->p_value)},
-          {"pairs", t->draws_r},
-          {"min_expected", JsonNumber(double(t->min_pooled))}};
+  return {{"tested", true},      {"statistic", JsonNumber(t->statistic)},
+          {"dof", t->dof},       {"p_value", JsonNumber(t->p_value)},
+          {"pairs", t->draws_r}, {"min_expected", JsonNumber(double(t->min_pooled))}};
 }
 
 Status CaseCheck::Recheck(const json&, const CaseResult&) const { return Status::Ok(); }

@@ -80,12 +80,9 @@ json ContingencyFields(std::span<const int32_t> a_tokens, std::span<const double
   }
   Result<stats::Independence> t = stats::IndependenceChiSquareTest(a, b);
   if (!t.ok()) return {{"tested", false}, {"why", t.error().message}};
-  return {{"tested", true},
-          {"statistic", JsonNumber(t->statistic)},
-          {"dof", t->dof},
-          {"p_value", JsonNumber(t->p_value)},
-          {"pairs", t->pairs},
-          {"min_expected", JsonNumber(t->min_expected)}};
+  return {{"tested", true},    {"statistic", JsonNumber(t->statistic)},
+          {"dof", t->dof},     {"p_value", JsonNumber(t->p_value)},
+          {"pairs", t->pairs}, {"min_expected", JsonNumber(t->min_expected)}};
 }
 // ---- independence ------------------------------------------------------------------------------------------------
 class IndependenceCheck final : public CaseCheck {

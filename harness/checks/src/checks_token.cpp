@@ -71,8 +71,10 @@ class MaxAbsZCheck final : public CaseCheck {
                         [](const Residual& a, const Residual& b) { return std::fabs(a.z) > std::fabs(b.z); });
       rs.resize(keep);
       for (const Residual& r : rs) {
-        residuals.push_back(
-            {{"token", r.token}, {"observed", r.observed}, {"expected", JsonNumber(r.expected)}, {"z", JsonNumber(r.z)}});
+        residuals.push_back({{"token", r.token},
+                             {"observed", r.observed},
+                             {"expected", JsonNumber(r.expected)},
+                             {"z", JsonNumber(r.z)}});
       }
     }
     return {{"max_abs_z",
@@ -97,8 +99,8 @@ class MaxAbsZCheck final : public CaseCheck {
         (void)ReadJsonNumber(r.at("z"));
       }
       if (token < 0) return {};  // the test did not run (no head token, or it could not be evaluated)
-      CheckOutcome o = MakeOutcome("max-abs-z", "token " + std::to_string(token), "max-|z| token " + std::to_string(token),
-                     CheckOutcome::Kind::kPValue);
+      CheckOutcome o = MakeOutcome("max-abs-z", "token " + std::to_string(token),
+                                   "max-|z| token " + std::to_string(token), CheckOutcome::Kind::kPValue);
       o.p_value = p;
       o.statistic = value;
       char buf[96];

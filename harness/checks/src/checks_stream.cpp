@@ -25,7 +25,7 @@
 #include <string>
 
 #include "check_family.h"
-#include "samplecheck/campaign/stream.h"
+#include "samplecheck/checks/evidence.h"
 #include "samplecheck/stats/matches.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -38,7 +38,8 @@ namespace {
 // A shard's judged fields of one stream check (StreamEvidence::judged): its keys, null where the shard wrote none.
 json StoredFields(const json& judged, const std::vector<std::string>& keys) {
   json out = json::object();
-  for (const std::string& key : keys) out[key] = judged.is_object() && judged.contains(key) ? judged[key] : json(nullptr);
+  for (const std::string& key : keys)
+    out[key] = judged.is_object() && judged.contains(key) ? judged[key] : json(nullptr);
   return out;
 }
 
@@ -96,7 +97,8 @@ class SeedDependenceCheck final : public CaseCheck {
     for (size_t i = 0; i < n; ++i) matches += s.under_a[i] == s.under_b[i];
     const Result<double> p = stats::PoissonBinomialUpperTail(pi, matches);
     const Result<double> p_all = stats::PoissonBinomialUpperTail(pi, n);
-    if (!p.ok() || !p_all.ok() || n == 0) return {{"seed_dependence", Untested(p.ok() ? "no pairs" : p.error().message)}};
+    if (!p.ok() || !p_all.ok() || n == 0)
+      return {{"seed_dependence", Untested(p.ok() ? "no pairs" : p.error().message)}};
     const double expected = std::accumulate(pi.begin(), pi.end(), 0.0);
     const double alpha = e.planned.alpha_plan;
     char finding[200];
@@ -113,7 +115,8 @@ class SeedDependenceCheck final : public CaseCheck {
               {"p_value", JsonNumber(*p)},
               {"p_if_ignored", JsonNumber(*p_all)},
               {"power_if_ignored", alpha > 0 && *p_all <= alpha ? 1 : 0},
-              {"needed_if_ignored", JsonNumber(double(stats::MatchesNeededForPower(n ? expected / double(n) : 1.0, alpha)))},
+              {"needed_if_ignored",
+               JsonNumber(double(stats::MatchesNeededForPower(n ? expected / double(n) : 1.0, alpha)))},
               {"finding", std::string(finding)}}}};
   }
 
@@ -187,9 +190,10 @@ class FreshHandleCheck final : public CaseCheck {
       }
       const bool in_batch = batch.at("mismatches").get<uint64_t>() > 0;
       const json& where = in_batch ? batch : calls;
-      o.finding = std::to_string(o.violations) + " " + unit + "(s) differ on a fresh instance at the same seeds and "
-                  "offsets (" + (in_batch ? "one batch" : "one call each") + "), first at " +
-                  where.at("first").get<std::string>();
+      o.finding = std::to_string(o.violations) + " " + unit +
+                  "(s) differ on a fresh instance at the same seeds and "
+                  "offsets (" +
+                  (in_batch ? "one batch" : "one call each") + "), first at " + where.at("first").get<std::string>();
       o.draws_for_power = double(where.at("compared").get<uint64_t>()) / double(o.violations);
       return {o};
     });
@@ -291,11 +295,11 @@ class RefusalCheck final : public CaseCheck {
       o.violations = refused && names ? 0 : 1;
       o.statistic = double(o.violations);
       o.draws_for_power = o.violations ? 1 : 0;
-      o.finding = !refused ? field + " = " + value + " is invalid under the judged profile, and the sampler drew " +
-                                 message + " instead of refusing it (a silent clamp)"
-                  : !names ? field + " = " + value + " was refused with an error that does not name " + field + ": " +
-                                 message
-                           : field + " = " + value + " refused: " + message;
+      o.finding =
+          !refused ? field + " = " + value + " is invalid under the judged profile, and the sampler drew " + message +
+                         " instead of refusing it (a silent clamp)"
+          : !names ? field + " = " + value + " was refused with an error that does not name " + field + ": " + message
+                   : field + " = " + value + " refused: " + message;
       return {o};
     });
   }

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/checks.h"
+#include "samplecheck/checks/checks.h"
 #include "samplecheck/stats/binning.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -25,11 +25,9 @@ CheckList TokenChecks();        // checks_token.cpp: max-abs-z
 CheckList BatchChecks();        // checks_batch.cpp: batch-invariance, independence, serial, alone-vs-batch
 CheckList AgreementChecks();    // checks_agreement.cpp: agreement
 CheckList EquivalenceChecks();  // checks_equivalence.cpp: equivalence
-// The stream checks' fields of a row case judged alone (a shard's, for merge: ShardRowEvidence::stream).
-nlohmann::json JudgeStreamFields(const CaseResult& planned, const struct StreamEvidence& stream);
 CheckList StreamChecks();       // checks_stream.cpp: seed-dependence, fresh-handle, step-repeats, refusal
 CheckList ReplayChecks();       // checks_replay.cpp: replay-engine, -trainer, -label, -agreement, -ratio-bias
-// The speculative family is SpecCaseChecks() (checks.h; checks_spec.cpp).
+// The speculative family is SpecCaseChecks() (checks.h; checks_speculative.cpp).
 
 // Draws at which a test's power is reported (CheckOutcome::draws_for_power).
 inline constexpr double kScorePower = 0.99;
@@ -50,10 +48,6 @@ Result<std::vector<CheckOutcome>> ParseOutcomes(std::string_view check, F&& pars
 // naming `what` otherwise (a check's Recheck turns it into kParse).
 uint64_t StoredCount(const nlohmann::json& j, const std::string& what);
 
-// Two stored numbers agree when both are NaN, both the same infinity, or within a relative 1e-7 (the same code on
-// another machine's libm and Boost may differ in the last digits; a tampered value differs by far more).
-bool SameStoredNumber(double stored, double recomputed);
-
 // `v` with `digits` significant digits ("%.<digits>g").
 std::string ShortNumber(double v, int digits);
 
@@ -64,7 +58,7 @@ stats::BinnedCounts Bin(const stats::Binning& b, std::span<const uint64_t> histo
 // The fields of a two-sample chi-square (the agreement check of non-deterministic samplers, alone-vs-batch).
 nlohmann::json TwoSampleFields(std::span<const uint64_t> a, std::span<const uint64_t> b);
 // The outcome of a contingency or two-sample test's fields (none when untested).
-std::vector<CheckOutcome> ContingencyOutcome(const nlohmann::json& j, const std::string& check,
-                                             const std::string& test, const CaseResult& c);
+std::vector<CheckOutcome> ContingencyOutcome(const nlohmann::json& j, const std::string& check, const std::string& test,
+                                             const CaseResult& c);
 
 }  // namespace samplecheck::harness

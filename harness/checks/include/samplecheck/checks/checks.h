@@ -41,75 +41,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/result.h"
+#include "samplecheck/checks/evidence.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/stats/binning.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
-
-// What a batch adds to a row's evidence (docs/campaigns.md, batch cases).
-struct BatchEvidence {
-  std::span<const int32_t> sequence;          // this row's draws in order: draw i at offset + i
-  std::span<const int32_t> partner_sequence;  // the partner row's draws from the same calls
-  std::span<const double> partner_p0;         // the partner's reference probabilities
-  bool deterministic = false;                 // the sampler claims a deterministic stream
-  std::span<const int32_t> alone;             // deterministic: the first draws of this row sampled alone (batch
-                                              // size 1) at the same seed and offsets
-  std::span<const uint64_t> alone_histogram;  // otherwise: as many draws of the row alone, at other offsets
-};
-
-// The shipped sampling call behind a counting fast path (docs/campaigns.md): a case's first draws made both ways.
-struct AgreementEvidence {
-  uint64_t draws = 0;                       // draws compared (the first of the case: offsets offset .. offset + draws)
-  bool deterministic = false;               // the sampler claims a deterministic stream: the two must be equal
-  std::span<const uint64_t> fast;           // CountDraws histogram of those draws
-  std::span<const uint64_t> sampled;        // Sample on replicated rows, same seeds and offsets
-  int64_t first_difference = -1;            // deterministic: the first draw whose token differs (-1: none)
-  int32_t fast_token = 0, sampled_token = 0;  // the tokens at that draw
-};
-
-// What a speculative-decoding case adds (harness/campaign/spec_campaign.h, docs/speculative.md). role "position":
-// the tokens emitted at one position (p0 = p_j) with its rejection count; "residual": the tokens emitted on a
-// rejection there (p0 = r_j); "length": the accepted lengths (p0 = their law) with the request's hard checks.
-struct SpecEvidence {
-  std::string role;                    // "position", "residual", "length"
-  int32_t position = 0;                // 1-based (position, residual)
-  // position j <= g: the rejection indicator against beta_j (exact binomial)
-  bool has_rejection_test = false;
-  uint64_t reached = 0, rejected = 0;
-  double beta = 1.0;
-  // length: hard checks of the request
-  uint64_t structure_violations = 0;   // accepted out of 0..g, an accepted token that is not the draft token
-  std::string structure_finding;
-  bool determinism_run = false;        // re-verified alone, twice, and against the campaign's path
-  uint64_t determinism_compared = 0;
-  uint64_t determinism_differences = 0;
-  std::string determinism_finding;
-  bool batch_run = false;              // a request of a batch: its trials alone against in the batch
-  uint64_t batch_compared = 0;
-  uint64_t batch_differences = 0;
-  std::string batch_finding;
-  bool scripted_run = false;           // scripted coins (u = 0, u at the p/q edge, greedy) against the laws
-  uint64_t scripted_probes = 0;
-  uint64_t scripted_failures = 0;
-  std::string scripted_finding;
-};
-
-// What a check sees of a finished case.
-struct CaseEvidence {
-  const CaseResult& planned;            // the case as planned: draws, alpha_plan, tv
-  std::span<const double> p0;           // the reference probabilities judged (0 outside the kept set)
-  const stats::BinningPlan& binning;    // head / tail / hash binnings, from p0 and the draw count only
-  std::span<const uint64_t> histogram;  // draws per token (ambiguous tokens set apart when conditioned)
-  uint64_t invalid_draws = 0;           // draws that returned an invalid token
-  std::string_view sampler_error;       // the sampler failed while drawing ("" when it did not)
-  const BatchEvidence* batch = nullptr; // a row of a batch case; nullptr for a row case
-  const AgreementEvidence* agreement = nullptr;  // a row case of a sampler with a counting fast path
-  const SpecEvidence* spec = nullptr;   // a case of a speculative-decoding campaign
-  const struct StreamEvidence* stream = nullptr;  // seeds, handles, steps, refusal (stream.h)
-  const struct ReplayEvidence* replay = nullptr;  // a case of a replay campaign (replay_campaign.h)
-};
 
 class CaseCheck {
  public:
@@ -135,7 +73,7 @@ class CaseCheck {
   virtual Status Recheck(const nlohmann::json& fields, const CaseResult& c) const;
 };
 
-// The checks of speculative-decoding cases (src/checks_spec.cpp): spec-rejection, spec-structure,
+// The checks of speculative-decoding cases (src/checks_speculative.cpp): spec-rejection, spec-structure,
 // spec-determinism, spec-batch-invariance, spec-scripted; CaseChecks() ends with them (null fields elsewhere).
 std::vector<std::unique_ptr<const CaseCheck>> SpecCaseChecks();
 
@@ -151,13 +89,20 @@ Status RunCaseChecks(const CaseEvidence& evidence, CaseResult& result);
 // naming the check and key when a check's fields are missing or malformed.
 Status ReadCaseChecks(const nlohmann::json& case_object, CaseResult& result);
 
+// The stream checks' fields of a row case judged alone (a shard's, for merge: ShardRowEvidence::stream).
+nlohmann::json JudgeStreamFields(const CaseResult& planned, const struct StreamEvidence& stream);
+
+// Two stored numbers agree when both are NaN, both the same infinity, or within a relative 1e-7 (the same code on
+// another machine's libm and Boost may differ in the last digits; a tampered value differs by far more).
+bool SameStoredNumber(double stored, double recomputed);
+
 // Typed views of the fields of the built-in checks, for readers that need more than the outcomes (the A/B test of
 // `gate --baseline`, the HTML charts). Empty / defaults when the case has no such fields.
-struct StoredBinning {  // one entry of the pearson check's "binnings"
-  std::string name;                // "head", "tail", "hash"
-  std::vector<double> expected;    // p0 mass per cell (sums to 1)
-  std::vector<uint64_t> observed;  // draws per cell
-  std::vector<int32_t> cell_token; // head binning: the token of each single-token cell, -1 for the rest cell
+struct StoredBinning {              // one entry of the pearson check's "binnings"
+  std::string name;                 // "head", "tail", "hash"
+  std::vector<double> expected;     // p0 mass per cell (sums to 1)
+  std::vector<uint64_t> observed;   // draws per cell
+  std::vector<int32_t> cell_token;  // head binning: the token of each single-token cell, -1 for the rest cell
   double pearson = 0.0, pearson_p = 1.0, g = 0.0, g_p = 1.0, min_expected = 0.0;
   uint64_t dof = 0;
 };
@@ -179,18 +124,18 @@ struct StoredMaxAbsZ {
 StoredMaxAbsZ StoredMaxAbsZTest(const CaseResult& c);
 
 struct StoredEquivalence {  // the equivalence check's fields
-  bool present = false;          // false: no bound (a skipped or unsamplable case, an older report)
-  Status bound;                  // ok, or why no bound could be computed (kInvalidArgument: too few draws for two
-                                 // cells of E >= 10, no alpha in (0, 1)); the report's "error" field
-  double alpha = 0.0;            // one-sided level of each bound
-  double tv_upper = 0.0;         // the largest over the binnings
+  bool present = false;     // false: no bound (a skipped or unsamplable case, an older report)
+  Status bound;             // ok, or why no bound could be computed (kInvalidArgument: too few draws for two
+                            // cells of E >= 10, no alpha in (0, 1)); the report's "error" field
+  double alpha = 0.0;       // one-sided level of each bound
+  double tv_upper = 0.0;    // the largest over the binnings
   double chi2_upper = 0.0;
-  std::string worst_binning;     // where the largest TV bound was found
-  double eps = 0.0;              // --equivalence (0: not asked)
-  double chi2_eps = 0.0;         // --equivalence-chi2 (0: not asked)
-  bool certified = false;        // eps > 0 and a row case (batch rows are not judged): every bound below eps
-  bool lacks_draws = false;      // inconclusive with fewer draws than a correct sampler needs for eps
-  double draws_to_certify = 0.0; // the median draws a correct sampler needs for eps on the largest binning
+  std::string worst_binning;      // where the largest TV bound was found
+  double eps = 0.0;               // --equivalence (0: not asked)
+  double chi2_eps = 0.0;          // --equivalence-chi2 (0: not asked)
+  bool certified = false;         // eps > 0 and a row case (batch rows are not judged): every bound below eps
+  bool lacks_draws = false;       // inconclusive with fewer draws than a correct sampler needs for eps
+  double draws_to_certify = 0.0;  // the median draws a correct sampler needs for eps on the largest binning
 };
 StoredEquivalence StoredEquivalenceOf(const CaseResult& c);
 
