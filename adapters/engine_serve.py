@@ -55,9 +55,11 @@ _U64 = (1 << 64) - 1
 class Engine:
     """What serve needs of an adapter object.
 
-    sample(x [rows, V] fp32, t, k, p, m, seeds, offsets) -> [rows] tokens; the per-row lists are Python scalars,
-        seeds/offsets unsigned (request seeding), or seeds None in window seeding (the engine draws from the
-        generator ``seed_window`` just seeded).
+    sample(x [rows, V] fp32, t, k, p, m, seeds, offsets) -> [rows] tokens. t, k, p, m: one Python scalar each
+        when every row shares them (COUNT, a replicated batch), else one value a row (device columns); seeds and
+        offsets (request seeding): a Python int or the int64 device column of the u64 bits (``engine_source.
+        u64_list`` gives the unsigned values, ``engine_source.request_seeds`` the per-request seeds at once); seeds
+        None in window seeding (the engine draws from the generator ``seed_window`` just seeded).
     seed_window(seed, window): seed the generator the engine's batch-wide draw uses (window seeding only).
     check(t, k, p, m, vocab): raise ValueError for parameters the engine rejects (one row).
     processed_logprobs(x [rows, V], t, k, p, m) -> [rows, V] log-probabilities (PROCESSED), or None.
@@ -65,6 +67,7 @@ class Engine:
         tokens [B, g+1]), or None; draft_form: "probs" | "logits" (the draft's distribution as logits whose
         softmax is q) | "none" (the engine verifies without draft probabilities: one-hot drafts only) |
         "ignored" (the engine's rule never reads q, e.g. accept iff the draft equals the target's own draw).
+    fixed_shape: COUNT always calls the engine with B rows (an engine that builds a backend per batch shape).
     """
     adapter: object
     sample: Callable
@@ -75,6 +78,7 @@ class Engine:
     verify: Optional[Callable] = None
     draft_form: str = "probs"
     nondeterministic: bool = False
+    fixed_shape: bool = False
 
 
 def add_arguments(ap: argparse.ArgumentParser, env_var: str, default_seeding: str = "request",
@@ -92,6 +96,10 @@ def add_arguments(ap: argparse.ArgumentParser, env_var: str, default_seeding: st
                     "samplecheck.lanes_for(V), up to 16384 on cuda). Window seeding draws a whole window of L lanes "
                     "for every (seed, window) a call touches: a call of rows at many seeds costs L draws a row, so "
                     "on cuda pass a small L (64)")
+    ap.add_argument("--batch-rows", type=int, default=None, metavar="B",
+                    help="rows of one engine call over replicated rows under request seeding (COUNT chunks; default "
+                         "from the free device memory, engine_serve.batch_rows: thousands at V = 128k on a GPU). A "
+                         "row's token does not depend on it")
     ap.add_argument("--describe", action="store_true", help="print the name, loaded files and stubs, then exit")
 
 
@@ -104,52 +112,160 @@ def _invalid_mask(x):
     return draws.invalid_rows(x)
 
 
+def es_tensor(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "dim")
+
+
+def torch_tensor(tokens, device):
+    import torch
+    return torch.as_tensor(tokens, device=device)
+
+
 def _unique_params(params, rows):
-    """The distinct (t, k, p, m) tuples of the call rows ``rows``."""
+    """The distinct (t, k, p, m) tuples of the call rows ``rows`` (None: every row). One pass of C-level zip/set over
+    the host columns, no Python loop a row."""
     cols = [params.host(c) for c in ("temperature", "top_k", "top_p", "min_p")]
+    if rows is None:
+        return set(zip(*cols))
     return {(cols[0][r], cols[1][r], cols[2][r], cols[3][r]) for r in rows}
+
+
+# Batch sizing of the engine calls over replicated rows (request seeding: COUNT chunks, and SAMPLE calls larger than
+# one batch). A row's token under request seeding is a function of its logits, parameters, seed and offset, not of
+# the batch, so the rows of a call are the device's to choose: as many as a quarter of the free device memory holds
+# at BATCH_BYTES_PER_LOGIT bytes a logit (the fp32 row copy, a full sort's values and int64 indices, probabilities,
+# noise: the sort-based paths' working set), a power of two, at most MAX_BATCH_ROWS and below 2^31 elements (int32
+# element offsets in the kernels). On the CPU a call holds at most CPU_BATCH_ELEMENTS logits.
+BATCH_BYTES_PER_LOGIT = 64
+MAX_BATCH_ROWS = 16384
+CPU_BATCH_ELEMENTS = 1 << 22
+
+
+def batch_rows(vocab: int, device, requested=None) -> int:
+    """B(V, device): the rows of one engine call over replicated rows (``--batch-rows`` overrides)."""
+    if requested:
+        return max(1, int(requested))
+    import torch
+    device = torch.device(device)
+    vocab = max(1, int(vocab))
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        rows = min((free // 4) // (BATCH_BYTES_PER_LOGIT * vocab), ((1 << 31) - 1) // vocab)
+    else:
+        rows = CPU_BATCH_ELEMENTS // vocab
+    rows = max(1, min(MAX_BATCH_ROWS, int(rows)))
+    return 1 << (rows.bit_length() - 1)
+
+
+def _offsets(start: int, count: int, device):
+    """The offsets start, start + 1, ... (mod 2^64) of ``count`` draws as the int64 tensor of their u64 bits (int64
+    addition wraps as u64 addition does)."""
+    import torch
+    return torch.arange(count, dtype=torch.int64, device=device) + es_int64(start)
+
+
+def es_int64(value: int) -> int:
+    value = int(value) & _U64
+    return value - (1 << 64) if value >= (1 << 63) else value
+
+
+class _Tally:
+    """A COUNT's histogram on the device: bucket 0 the -1 draws, 1..V the tokens, V + 1 the tokens outside [-1, V)
+    (an engine bug, reported after the count); one bincount a call, no host sync until the end."""
+
+    def __init__(self, vocab, device):
+        import torch
+        self.vocab = vocab
+        self.buckets = torch.zeros(vocab + 2, dtype=torch.int64, device=device)
+
+    def add(self, tokens):
+        import torch
+        tokens = tokens.long()
+        bad = (tokens < -1) | (tokens >= self.vocab)
+        index = torch.where(bad, torch.full_like(tokens, self.vocab + 1), tokens + 1)
+        self.buckets += torch.bincount(index, minlength=self.vocab + 2)
+
+    def result(self, what):
+        counts = self.buckets.cpu()
+        if int(counts[-1]):
+            raise samplecheck.SamplerError(
+                samplecheck.ERR_FAILED, f"{what} returned {int(counts[-1])} tokens outside 0..{self.vocab - 1} "
+                f"(vocab {self.vocab}) and -1")
+        return counts[1:-1], int(counts[0])
 
 
 class Client:
     """The callables of samplecheck.serve for one Engine."""
 
-    def __init__(self, engine: Engine, rows: str = "guard"):
+    def __init__(self, engine: Engine, rows: str = "guard", batch=None):
         if rows not in ROWS:
             raise ValueError(f"rows must be one of {', '.join(ROWS)}, got {rows!r}")
-        self.engine, self.rows = engine, rows
+        self.engine, self.rows, self.batch = engine, rows, batch
+        self._batch_rows = {}
+
+    def batch_rows(self, vocab, device) -> int:
+        """B for this vocabulary and device, decided once (the caching allocator's reserve would shrink a later
+        reading of the free memory)."""
+        key = (int(vocab), str(device))
+        if key not in self._batch_rows:
+            self._batch_rows[key] = batch_rows(vocab, device, self.batch)
+        return self._batch_rows[key]
 
     # -- validation ----------------------------------------------------------------------------------------------------
     def _check(self, params, rows, vocab):
-        for t, k, p, m in sorted(_unique_params(params, rows)):
+        """Every distinct (t, k, p, m) of the call rows through the engine's check; returns them (sorted)."""
+        distinct = sorted(_unique_params(params, rows))
+        for t, k, p, m in distinct:
             try:
                 self.engine.check(t, k, p, m, vocab)
             except ValueError as exc:
                 raise samplecheck.SamplerError(
                     samplecheck.ERR_INVALID_ARGUMENT,
                     f"{exc} (temperature {t}, top_k {k}, top_p {p}, min_p {m})") from None
+        return distinct
 
-    # -- SAMPLE, SAMPLE_REPLICATED and COUNT (serve replicates the row for COUNT) --------------------------------------
+    # -- SAMPLE and SAMPLE_REPLICATED ------------------------------------------------------------------------------------
     def sample(self, logits, params):
+        """One token per call row. Request seeding: the rows in one engine call (calls of at most B rows when there
+        are more), the parameters as one scalar each when every row shares them (a replicated batch: one parameter
+        object, built once by the adapter) and as device columns otherwise, seeds and offsets as the int64 device
+        columns of their u64 bits."""
         import torch
         n, vocab = logits.shape
-        bad = _invalid_mask(logits) if self.rows == "guard" else torch.zeros(n, dtype=torch.bool,
-                                                                             device=logits.device)
-        good = [r for r, b in enumerate(bad.tolist()) if not b]
-        out = torch.full((n,), -1, dtype=torch.int64, device=logits.device)
-        if not good:
+        device = logits.device
+        out = torch.full((n,), -1, dtype=torch.int64, device=device)
+        if self.rows == "guard":
+            bad = _invalid_mask(logits)
+            good = torch.nonzero(~bad).reshape(-1) if bool(bad.any()) else None
+        else:
+            good = None
+        if good is not None and good.numel() == 0:
             return out
-        self._check(params, good, vocab)
-        if self.engine.seeding == "request":
-            x = logits if len(good) == n else logits.index_select(
-                0, torch.tensor(good, dtype=torch.int64, device=logits.device))
-            cols = {c: [params.host(c)[r] for r in good]
-                    for c in ("temperature", "top_k", "top_p", "min_p", "seed", "offset")}
-            tokens = self.engine.sample(x.contiguous(), cols["temperature"], cols["top_k"], cols["top_p"],
-                                        cols["min_p"], cols["seed"], cols["offset"])
-            out[torch.tensor(good, dtype=torch.int64, device=logits.device)] = torch.as_tensor(
-                tokens, device=logits.device).long()
-            return out
-        return self._sample_windows(logits, params, good, out)
+        rows = None if good is None else good.tolist()
+        distinct = self._check(params, rows, vocab)
+        if self.engine.seeding != "request":
+            return self._sample_windows(logits, params, range(n) if rows is None else rows, out)
+        x = logits if good is None else logits.index_select(0, good)
+        pick = (lambda c: c) if good is None else (lambda c: c.index_select(0, good))
+        if len(distinct) == 1:
+            t, k, p, m = distinct[0]
+        else:
+            t, k, p, m = (pick(c) for c in (params.temperature, params.top_k, params.top_p, params.min_p))
+        seeds, offsets = pick(params.seed), pick(params.offset)
+        rows_n = x.shape[0]
+        step = self.batch_rows(vocab, device) if rows_n > self.batch_rows(vocab, device) else rows_n
+        parts = []
+        for lo in range(0, rows_n, step):
+            hi = min(rows_n, lo + step)
+            cut = (lambda c: c) if (lo, hi) == (0, rows_n) else (lambda c: c[lo:hi] if es_tensor(c) else c)
+            parts.append(torch.as_tensor(self.engine.sample(
+                x[lo:hi].contiguous(), cut(t), cut(k), cut(p), cut(m), cut(seeds), cut(offsets)),
+                device=device).long())
+        tokens = parts[0] if len(parts) == 1 else torch.cat(parts)
+        if good is None:
+            return tokens
+        out[good] = tokens
+        return out
 
     def _sample_windows(self, logits, params, good, out):
         """Window seeding: one engine call per (parameters, seed, window) and layer. Lane j of a call holds the call
@@ -173,12 +289,52 @@ class Client:
                                      device=device)
                 self.engine.seed_window(seed, window)
                 tokens = torch.as_tensor(self.engine.sample(
-                    logits.index_select(0, index).contiguous(), [t] * lanes, [k] * lanes, [p] * lanes, [m] * lanes,
-                    None, None), device=device).long()
+                    logits.index_select(0, index).contiguous(), t, k, p, m, None, None), device=device).long()
                 lane = torch.tensor(list(placed), dtype=torch.int64, device=device)
                 out[torch.tensor(list(placed.values()), dtype=torch.int64, device=device)] = tokens.index_select(
                     0, lane)
         return out
+
+    # -- COUNT ---------------------------------------------------------------------------------------------------------
+    def count(self, logits, params, draws):
+        """COUNT: ``draws`` draws of one row, draw i at (seed, offset + i), counted on the device. Request seeding:
+        engine calls of B copies of the row (``batch_rows``: thousands on a GPU), the row expanded on the device
+        and the parameters passed once as scalars with the call's offsets as one int64 tensor; an engine with
+        ``fixed_shape`` always gets B rows (the tail's extra draws are drawn and not counted), so it builds one
+        backend per V. Window seeding: one engine call over L copies per window (seed, offset // L), as SAMPLE
+        draws it. Either way every draw is the one SAMPLE gives at that (seed, offset), and the histogram is one
+        bincount a call, read back once."""
+        vocab, device = logits.shape[1], logits.device
+        tally = _Tally(vocab, device)
+        if self.rows == "guard" and bool(_invalid_mask(logits)[0]):
+            return tally.result("count")[0], draws
+        p = params[0]
+        self._check(params, None, vocab)
+        row = logits[0]
+        if self.engine.seeding == "request":
+            size = self.batch_rows(vocab, device)
+            done = 0
+            while done < draws:
+                b = min(size, draws - done)
+                n = size if self.engine.fixed_shape else b
+                tokens = torch_tensor(self.engine.sample(
+                    row.expand(n, vocab).contiguous(), p.temperature, p.top_k, p.top_p, p.min_p, p.seed,
+                    _offsets(p.offset + done, n, device)), device)
+                tally.add(tokens[:b])
+                done += b
+        else:
+            lanes, at, remaining = params.lanes, p.offset, draws
+            copies = row.expand(lanes, vocab)
+            while remaining > 0:
+                lo = at % lanes
+                take = min(remaining, lanes - lo)
+                self.engine.seed_window(p.seed, at // lanes)
+                tokens = torch_tensor(self.engine.sample(copies.contiguous(), p.temperature, p.top_k, p.top_p,
+                                                         p.min_p, None, None), device)
+                tally.add(tokens[lo:lo + take])
+                at = (at + take) & _U64
+                remaining -= take
+        return tally.result("the engine's sample()")
 
     # -- PROCESSED -----------------------------------------------------------------------------------------------------
     def logprobs(self, logits, params):
@@ -247,10 +403,11 @@ class Client:
         return accepted, tokens
 
 
-def serve(engine: Engine, name: str, profile: str, device: str, rows: str = "guard", lanes=None) -> int:
-    client = Client(engine, rows)
+def serve(engine: Engine, name: str, profile: str, device: str, rows: str = "guard", lanes=None, batch=None) -> int:
+    client = Client(engine, rows, batch)
     return samplecheck.serve(
-        client.sample, logprobs=client.logprobs if engine.processed_logprobs is not None else None,
+        client.sample, count=client.count,
+        logprobs=client.logprobs if engine.processed_logprobs is not None else None,
         verify=client.verify if engine.verify is not None else None, name=name, profile=profile, tensors="torch",
         device=device, nondeterministic=engine.nondeterministic, lanes=lanes)
 
@@ -282,7 +439,7 @@ def main(prog: str, env_var: str, build, add_engine_arguments=None, default_seed
         print(engine.adapter.tree.describe())
         print(f"seeding {engine.seeding}; rows {args.rows}; device {args.device}")
         return 0
-    return serve(engine, name, args.profile, args.device, args.rows, args.lanes)
+    return serve(engine, name, args.profile, args.device, args.rows, args.lanes, args.batch_rows)
 
 
 def seed_global(seed: int, window: int) -> None:

@@ -58,6 +58,51 @@ def request_seed(seed: int, offset: int) -> int:
     return (int(seed) * 0x9E3779B97F4A7C15 + int(offset) * 0xBF58476D1CE4E5B9) & ((1 << 63) - 1)
 
 
+_U64 = (1 << 64) - 1
+_MIX_SEED, _MIX_OFFSET = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
+
+
+def is_tensor(value) -> bool:
+    """A torch tensor (without importing torch)."""
+    return type(value).__module__.startswith("torch") and hasattr(value, "dim")
+
+
+def request_seeds(seeds, offsets):
+    """``request_seed`` of every row at once: int64 tensors holding the u64 bits of (seed, offset) (a scalar seed is
+    broadcast) -> an int64 tensor of the 63-bit request seeds, on the offsets' device. torch's int64 products wrap
+    modulo 2^64, and the low 63 bits of the sum are those of the unsigned computation (tested against
+    ``request_seed`` in adapters/test_engine_serve.py)."""
+    import torch
+    o = torch.as_tensor(offsets, dtype=torch.int64)
+    s = torch.as_tensor(seeds if is_tensor(seeds) else as_int64(seeds), dtype=torch.int64, device=o.device)
+    return (s * as_int64(_MIX_SEED) + o * as_int64(_MIX_OFFSET)) & ((1 << 63) - 1)
+
+
+def request_seed_list(seeds, offsets, rows: int) -> list:
+    """``request_seed`` of each row as Python ints: one vectorized computation when the offsets (or seeds) are a
+    tensor (engine_serve's columns), the Python mix of each row otherwise; the same values either way."""
+    if is_tensor(offsets) or is_tensor(seeds):
+        import torch
+        o = offsets if is_tensor(offsets) else torch.tensor([as_int64(v) for v in u64_list(offsets, rows, "offsets")])
+        s = seeds if is_tensor(seeds) or uniform(seeds) else torch.tensor(
+            [as_int64(v) for v in u64_list(seeds, rows, "seeds")], device=o.device)
+        if is_tensor(s) and s.device != o.device:
+            s = s.to(o.device)
+        return request_seeds(s, o.expand(rows) if o.dim() == 0 else o).tolist()
+    return [request_seed(s, o) for s, o in zip(u64_list(seeds, rows, "seeds"), u64_list(offsets, rows, "offsets"))]
+
+
+def u64_list(values, rows: int, what: str) -> list:
+    """Per-row seeds or offsets as unsigned Python ints: a scalar, a list, or an int64 tensor of the u64 bits (what
+    engine_serve hands the engines)."""
+    return [int(v) & _U64 for v in per_row(values, rows, what, int)]
+
+
+def uniform(value) -> bool:
+    """A per-row parameter given once for every row (a Python scalar), not as one value per row."""
+    return not (is_tensor(value) or isinstance(value, (list, tuple)))
+
+
 def as_int64(value: int) -> int:
     """A u64 seed as the int64 an engine's seed tensor holds (two's complement)."""
     value = int(value) & ((1 << 64) - 1)

@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import engine_serve as serve  # noqa: E402
+import engine_source as es  # noqa: E402
 
 from samplecheck import ERR_INVALID_ARGUMENT, SamplerError, VerifyCall  # noqa: E402
 from samplecheck import DRAFT_LOGITS, DRAFT_ONE_HOT, DRAFT_PROBABILITIES  # noqa: E402
@@ -26,12 +27,14 @@ class RaceEngine:
 
     def sample(self, x, t, k, p, m, seeds, offsets):
         self.calls.append((x.shape[0], seeds is None))
-        probs = torch.softmax(x / torch.tensor(t)[:, None], dim=-1)
+        n = x.shape[0]
+        probs = torch.softmax(x / torch.tensor(es.per_row(t, n, "t", float))[:, None], dim=-1)
         if seeds is None:
             q = torch.empty_like(probs).exponential_()
         else:
             q = torch.stack([torch.empty(x.shape[1]).exponential_(generator=torch.Generator().manual_seed(
-                serve.draws.generator_seed(s, o))) for s, o in zip(seeds, offsets)])
+                serve.draws.generator_seed(s, o))) for s, o in zip(es.u64_list(seeds, n, "seeds"),
+                                                                    es.u64_list(offsets, n, "offsets"))])
         return probs.div(q).argmax(dim=-1)
 
     @staticmethod
@@ -156,3 +159,114 @@ def test_verify_seeds_each_trial_and_hands_the_draft_in_the_engines_form(form, e
         q = torch.softmax(torch.log(q) / 0.5, dim=0)
     got = draft[0, 0] if engine_form == "probs" else torch.softmax(draft[0, 0], dim=0)
     assert torch.allclose(got, q, atol=1e-6)
+
+
+# -- the fast paths of issue 41: COUNT on the device, parameters once, batches sized to the device -------------------
+import random  # noqa: E402
+
+import samplecheck  # noqa: E402
+from samplecheck import protocol as P  # noqa: E402
+
+
+def old_count(c, row, t, draws, lanes):
+    """COUNT as serve answered it before engine_serve had its own: sample() on copies of the row, one window of L
+    offsets a call, tallied in Python (samplecheck.Sampler's replication)."""
+    sampler = samplecheck.Sampler(c.sample, tensors="torch", device="cpu", lanes=lanes)
+    return sampler._count_by_replication(row.shape[1], t, draws, bytearray(row.numpy().astype("<f4").tobytes()))
+
+
+@pytest.mark.parametrize("seeding", serve.SEEDINGS)
+@pytest.mark.parametrize("offset", [0, 5, 2 ** 64 - 7])
+def test_count_is_the_bincount_of_the_draws_sampled_one_by_one(seeding, offset):
+    c, engine = client(seeding)
+    c.batch = 16                      # B = 16 rows a call: 50 draws are 4 calls, the last short
+    lanes, draws, t = 8, 50, (1.0, -1, 1.0, 0.0, 7, offset)
+    histogram, invalid = c.count(ROW_A, params([t], lanes), draws)
+    one_by_one = [int(c.sample(ROW_A, params([t[:5] + ((offset + i) % 2 ** 64,)], lanes))[0]) for i in range(draws)]
+    assert invalid == 0 and histogram.tolist() == torch.bincount(torch.tensor(one_by_one), minlength=5).tolist()
+    assert (histogram.tolist(), invalid) == old_count(c, ROW_A, t, draws, lanes)
+    if seeding == "request":          # thousands of rows a call on a GPU; here the batch, never one row a call
+        assert [rows for rows, _ in engine.calls[:4]] == [16, 16, 16, 2]
+
+
+def test_count_with_a_fixed_shape_always_calls_the_engine_with_b_rows():
+    engine = RaceEngine()
+    c = serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check, seeding="request",
+                                  fixed_shape=True), batch=16)
+    t = (1.0, -1, 1.0, 0.0, 3, 100)
+    histogram, invalid = c.count(ROW_B, params([t], 8), 40)
+    assert {rows for rows, _ in engine.calls} == {16} and len(engine.calls) == 3
+    reference, _ = client("request")
+    reference.batch = 40
+    assert histogram.tolist() == reference.count(ROW_B, params([t], 8), 40)[0].tolist() and invalid == 0
+
+
+def test_count_of_an_unsamplable_row_is_every_draw_invalid_without_the_engine():
+    c, engine = client("request")
+    histogram, invalid = c.count(torch.full((1, 5), float("nan")), params([(1.0, -1, 1.0, 0.0, 1, 0)], 8), 33)
+    assert invalid == 33 and histogram.tolist() == [0] * 5 and engine.calls == []
+
+
+def test_count_names_tokens_outside_the_vocabulary():
+    bad = serve.Engine(adapter=None, sample=lambda x, *a: torch.full((x.shape[0],), 5), check=RaceEngine.check)
+    with pytest.raises(SamplerError, match="returned 12 tokens outside 0..4"):
+        serve.Client(bad).count(ROW_A, params([(1.0, -1, 1.0, 0.0, 1, 0)], 8), 12)
+
+
+class Recorder(RaceEngine):
+    """Records how the parameters reach the engine: scalars or columns."""
+
+    def sample(self, x, t, k, p, m, seeds, offsets):
+        self.kinds = [type(v).__name__ for v in (t, k, p, m, seeds, offsets)]
+        return super().sample(x, t, k, p, m, seeds, offsets)
+
+
+def test_a_batch_of_one_request_reaches_the_engine_as_scalars_and_a_mixed_one_as_columns():
+    engine = Recorder()
+    c = serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check, seeding="request"))
+    logits = torch.cat([ROW_A] * 6)
+    same = [(0.8, -1, 1.0, 0.0, 4, o) for o in range(6)]
+    tokens = c.sample(logits, params(same, 8, [0] * 6))
+    assert engine.kinds == ["float", "int", "float", "float", "Tensor", "Tensor"]
+    mixed = same[:3] + [(1.0, -1, 1.0, 0.0, 4, o) for o in range(3, 6)]
+    c.sample(logits, params(mixed, 8, [0] * 6))
+    assert engine.kinds == ["Tensor"] * 6
+    c.batch = 4                        # more rows than one batch: calls of B rows, the same tokens
+    assert torch.equal(c.sample(logits, params(same, 8, [0] * 6)), tokens)
+
+
+def test_the_vectorized_request_seeds_are_request_seed_row_by_row():
+    rng = random.Random(4)
+    seeds = [rng.getrandbits(64) for _ in range(500)] + [0, 2 ** 63, 2 ** 64 - 1, 2 ** 63 - 1]
+    offsets = [rng.getrandbits(64) for _ in seeds[:-4]] + [2 ** 64 - 1, 0, 2 ** 63, 1]
+    column = lambda values: torch.tensor([es.as_int64(v) for v in values])  # noqa: E731
+    expected = [es.request_seed(s, o) for s, o in zip(seeds, offsets)]
+    assert es.request_seeds(column(seeds), column(offsets)).tolist() == expected
+    assert es.request_seed_list(column(seeds), column(offsets), len(seeds)) == expected
+    assert es.request_seed_list(seeds[7], column(offsets), len(seeds)) == [es.request_seed(seeds[7], o)
+                                                                            for o in offsets]
+    assert es.u64_list(column(offsets), len(offsets), "offsets") == offsets
+
+
+def test_batch_rows_are_a_power_of_two_sized_to_the_device():
+    assert serve.batch_rows(32000, "cpu") == 128 and serve.batch_rows(128256, "cpu") == 32
+    assert serve.batch_rows(10, "cpu") == serve.MAX_BATCH_ROWS and serve.batch_rows(10 ** 9, "cpu") == 1
+    assert serve.batch_rows(32000, "cpu", requested=300) == 300
+
+
+@pytest.mark.parametrize("seeding", serve.SEEDINGS)
+def test_the_count_answer_is_the_same_histogram_frame_as_serves_replication(seeding):
+    c, _ = client(seeding)
+    c.batch = 32
+    t = (1.0, -1, 1.0, 0.0, 11, 2 ** 63 - 20)
+    payload = struct_count(ROW_A, t, 300)
+    fast = samplecheck.Sampler(c.sample, count=c.count, tensors="torch", device="cpu", lanes=8)
+    slow = samplecheck.Sampler(c.sample, tensors="torch", device="cpu", lanes=8)
+    answer = fast.handle(P.COUNT, payload)
+    assert answer == slow.handle(P.COUNT, payload) and answer[4:8] == P.HISTOGRAM.to_bytes(4, "little")
+
+
+def struct_count(row, t, draws):
+    import struct
+    return bytearray(struct.pack("<Q", row.shape[1]) + P.PARAMS.pack(*t) + struct.pack("<Q", draws) +
+            row.numpy().astype("<f4").tobytes())

@@ -252,6 +252,11 @@ def encode_distribution(probabilities):
     return frame(DISTRIBUTION, struct.pack("<Q", len(values)) + values.tobytes())
 
 
+def encode_histogram_bytes(vocab, invalid, counts_u64le):
+    """HISTOGRAM from counts already packed as vocab little-endian u64 (a tensor's or array's bytes)."""
+    return frame(HISTOGRAM, struct.pack("<QQ", vocab, invalid) + counts_u64le)
+
+
 def encode_histogram(counts, invalid):
     values = array("Q", counts)
     if not _LITTLE:

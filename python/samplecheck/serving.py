@@ -210,10 +210,18 @@ class Sampler:
             result = self._call("count()", self.count, logits, self._params([t], [0], vocab), draws)
             try:
                 histogram, invalid = result
-                histogram, invalid = [int(c) for c in histogram], int(invalid)
+                invalid = int(invalid)
             except (TypeError, ValueError):
                 raise SamplerError(P.ERR_FAILED, "count() returned %r; expected (histogram of vocab counts, "
                                    "invalid draws)" % (type(result).__name__,))
+            packed = _histogram_bytes(histogram, vocab, invalid)
+            if packed is not None:  # a tensor or array of counts: checked and packed without a list of V ints
+                return P.encode_histogram_bytes(vocab, invalid, packed)
+            try:
+                histogram = [int(c) for c in histogram]
+            except (TypeError, ValueError):
+                raise SamplerError(P.ERR_FAILED, "count() returned a histogram of %s; expected vocab counts" %
+                                   type(histogram).__name__)
             if len(histogram) != vocab or min(histogram + [invalid]) < 0:
                 raise SamplerError(P.ERR_FAILED, "count() returned a histogram of %d counts (smallest %d) and %d "
                                    "invalid draws; expected %d counts >= 0" %
@@ -279,6 +287,33 @@ class Sampler:
     def serve(self, stdin=None, stdout=None):
         """Answers requests until BYE or end of input; returns the exit code (0, or 1 on a broken stream)."""
         return serve_streams(self, stdin, stdout)
+
+
+def _histogram_bytes(histogram, vocab, invalid):
+    """A count() histogram given as a torch tensor or numpy array, as little-endian u64 bytes (None for a list):
+    shape (vocab,), an integer dtype, every count and the invalid draws >= 0, else an ERROR naming it."""
+    shape = getattr(histogram, "shape", None)
+    if shape is None:
+        return None
+    if type(histogram).__module__.startswith("torch"):
+        if histogram.is_floating_point() or histogram.is_complex() or str(histogram.dtype) == "torch.bool":
+            raise SamplerError(P.ERR_FAILED, "count() returned a histogram of dtype %s; expected integers" %
+                               histogram.dtype)
+        histogram = histogram.detach().cpu().long()
+        try:
+            array = histogram.numpy()
+        except (ImportError, RuntimeError):  # torch without numpy
+            return None
+    else:
+        array = histogram
+        if array.dtype.kind not in "iu":
+            raise SamplerError(P.ERR_FAILED, "count() returned a histogram of dtype %s; expected integers" %
+                               array.dtype)
+    if tuple(int(d) for d in array.shape) != (vocab,) or invalid < 0 or (vocab and int(array.min()) < 0):
+        raise SamplerError(P.ERR_FAILED, "count() returned a histogram of shape %s (smallest %s) and %d invalid "
+                           "draws; expected %d counts >= 0" % (tuple(array.shape), array.min() if vocab else "-",
+                                                               invalid, vocab))
+    return array.astype("<u8").tobytes()
 
 
 def _exp(v):
