@@ -38,7 +38,9 @@ class _Window:
         self.generator.manual_seed(serve.draws.generator_seed(seed, window))
 
     def sample(self, x, t, k, p, m, seeds, offsets):
-        return self.adapter.sample_group(x, t[0], k[0], p[0], self.generator)
+        def first(v):   # every lane of a window shares its parameters (engine_serve passes them once)
+            return v.reshape(-1)[0].item() if serve.es_tensor(v) else v[0] if isinstance(v, (list, tuple)) else v
+        return self.adapter.sample_group(x, first(t), first(k), first(p), self.generator)
 
 
 def build(args):

@@ -56,3 +56,53 @@ def test_draws_follow_the_top_k_distribution(sampler):
 def test_min_p_is_refused_on_the_vanilla_path(sampler):
     with pytest.raises(ValueError, match="no min-p"):
         sampler.sample(ROW, 1.0, -1, 1.0, 0.1, [1], [0])
+
+
+def old_sample(sampler, logits, t, k, p, m, seeds, offsets):
+    """The per-row path before issue 41: each row checked, a fresh generator seeded with request_seed(seed, offset),
+    one call of the engine's function a row."""
+    x = logits.float()
+    rows = x.shape[0]
+    t, k, p, m = ta.es.sampling_params(rows, t, k, p, m)
+    s, o = ta.es.u64_list(seeds, rows, "seeds"), ta.es.u64_list(offsets, rows, "offsets")
+    out = torch.empty(rows, dtype=torch.long)
+    for r in range(rows):
+        gen = torch.Generator().manual_seed(ta.es.request_seed(s[r], o[r]))
+        out[r] = sampler.sample_group(x[r:r + 1], t[r], k[r], p[r], gen)[0]
+    return out
+
+
+def u64_column(values):
+    return torch.tensor([ta.es.as_int64(v) for v in values])
+
+
+@pytest.mark.parametrize("k", [1, 3, -1])
+def test_fast_path_gives_the_per_row_paths_tokens(sampler, k):
+    """Issue 41: one request's parameters given once (scalars) and the offsets as the int64 column of their u64 bits
+    (what engine_serve hands the engine) draw the tokens the per-row path drew at the same (seed, offset) rows."""
+    logits = torch.randn(1, 300, generator=torch.Generator().manual_seed(9)).expand(40, 300)
+    offsets = [2 ** 64 - 20 + i for i in range(20)] + list(range(20))
+    fast = sampler.sample(logits, 0.9, k, 1.0, 0.0, 12345, u64_column(offsets))
+    assert torch.equal(fast, old_sample(sampler, logits, 0.9, k, 1.0, 0.0, [12345] * 40, offsets))
+    mixed_t = [0.5, 1.3] * 20
+    assert torch.equal(sampler.sample(logits, mixed_t, k, 1.0, 0.0, u64_column([3] * 40), u64_column(offsets)),
+                       old_sample(sampler, logits, mixed_t, k, 1.0, 0.0, [3] * 40, offsets))
+
+
+@pytest.mark.parametrize("seeding", ["request", "window"])
+def test_count_through_engine_serve_is_the_bincount_of_the_sampled_draws(sampler, seeding):
+    """COUNT of the real engine function (engine_serve's device count: chunks of B rows, or windows) equals the
+    bincount of the same draws sampled one by one through SAMPLE at offset + i."""
+    import serve as trt_serve   # adapters/trtllm/serve.py (its window seeding's generator), on engine_serve
+    serve = trt_serve.serve
+    from samplecheck.tensors import BatchParams, make_backend
+    window = trt_serve._Window(sampler)
+    engine = serve.Engine(adapter=sampler, sample=window.sample if seeding == "window" else sampler.sample,
+                          check=sampler.check, seeding=seeding, seed_window=window.seed)
+    c = serve.Client(engine, batch=16)
+    backend = make_backend("torch", "cpu")
+    row = torch.randn(1, 200, generator=torch.Generator().manual_seed(2))
+    t = (1.0, 20, 1.0, 0.0, 77, 30)
+    histogram, invalid = c.count(row, BatchParams.of_rows(backend, [t], [0], 8), 45)
+    one_by_one = [int(c.sample(row, BatchParams.of_rows(backend, [t[:5] + (30 + i,)], [0], 8))[0]) for i in range(45)]
+    assert invalid == 0 and histogram.tolist() == torch.bincount(torch.tensor(one_by_one), minlength=200).tolist()

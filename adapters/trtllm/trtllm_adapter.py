@@ -52,6 +52,7 @@ class TrtllmVanilla:
     def __init__(self, src=None, device="cpu", greedy_below=1e-4):
         self.device = torch.device(device)
         self.greedy_below = float(greedy_below)
+        self._generators = []
         try:
             root = es.find_tree(src, ENV_VAR, "trtllm", [F_VANILLA])
             relpath = F_VANILLA
@@ -89,18 +90,36 @@ class TrtllmVanilla:
         kr = None if top_k <= 0 or top_k >= x.shape[1] else top_k          # top_k = 0 (disabled) is the vocab
         return self.sampling_batch(x, temperature=temperature, top_k=kr, top_p=top_p, generator=generator)[0]
 
+    def _generator(self, r):
+        """The r-th generator of a pool kept across calls: ``manual_seed`` resets a generator's whole state, so a
+        kept one seeded with s draws what ``torch.Generator(device).manual_seed(s)`` draws, without building one a
+        row."""
+        while len(self._generators) <= r:
+            self._generators.append(torch.Generator(device=self.device))
+        return self._generators[r]
+
     def sample(self, logits, temperature, top_k, top_p, min_p, seeds, offsets):
-        """Each row its own strategy group with its own generator seeded from (seed, offset)."""
+        """Each row its own strategy group with its own generator seeded from (seed, offset): one call of the
+        engine's function a row (TorchSampler draws a group with one generator). Parameters shared by every row
+        (scalars: a COUNT, a replicated batch) are checked and resolved once; the request seeds of every row are
+        computed at once (``engine_source.request_seed_list``), the generators kept in a pool."""
         x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
+        seeds_r = es.request_seed_list(seeds, offsets, rows)
+        if all(es.uniform(v) for v in (temperature, top_k, top_p, min_p)):
+            t, k, p = float(temperature), int(top_k), float(top_p)
+            self.check(t, k, p, float(min_p))
+            if self._is_greedy(t, k, p):
+                return self.greedy_batch(x, return_probs=False)[0]
+            kr = None if k <= 0 or k >= vocab else k
+            parts = [self.sampling_batch(x[r:r + 1], temperature=t, top_k=kr, top_p=p,
+                                         generator=self._generator(r).manual_seed(s))[0] for r, s in enumerate(seeds_r)]
+            return torch.cat(parts)
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
-        s = es.per_row(seeds, rows, "seeds", int)
-        o = es.per_row(offsets, rows, "offsets", int)
         tokens = torch.empty(rows, dtype=torch.long, device=self.device)
         for r in range(rows):
             self.check(t[r], k[r], p[r], m[r], row=r)
-            gen = torch.Generator(device=self.device).manual_seed(es.request_seed(s[r], o[r]))
-            tokens[r] = self.sample_group(x[r:r + 1], t[r], k[r], p[r], gen)[0]
+            tokens[r] = self.sample_group(x[r:r + 1], t[r], k[r], p[r], self._generator(r).manual_seed(seeds_r[r]))[0]
         return tokens
 
     def processed_probs(self, logits, temperature, top_k, top_p):
