@@ -86,6 +86,7 @@ F_MRV2_STATES = "vllm/v1/worker/gpu/sample/states.py"
 F_MRV2_REJECTION = "vllm/v1/worker/gpu/spec_decode/rejection_sampler_utils.py"
 
 PATHS = ("pytorch", "triton", "dispatch")
+KEPT_PROCESSORS = 8   # min-p processors kept for uniform batches, one per (rows, min_p)
 
 
 def triton_available() -> bool:
@@ -260,6 +261,15 @@ class _Batch:
 
     def __init__(self, rows, vocab, temperature, top_k, top_p, min_p, front_end):
         self.rows, self.vocab = rows, vocab
+        self.uniform = all(es.uniform(v) for v in (temperature, top_k, top_p, min_p))
+        if self.uniform:   # every row the same request parameters: the rules once, the columns by replication
+            one = _Batch(1, vocab, [float(temperature)], [int(top_k)], [float(top_p)], [float(min_p)], front_end)
+            self.greedy = one.greedy * rows
+            self.temperature, self.top_k = one.temperature * rows, one.top_k * rows
+            self.top_p, self.min_p = one.top_p * rows, one.min_p * rows
+            self.uses_top_k, self.uses_top_p = one.uses_top_k, one.uses_top_p
+            self.row = (one.greedy[0], one.temperature[0], one.top_k[0], one.top_p[0], one.min_p[0])
+            return
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         if front_end:
             for r in range(rows):
@@ -339,6 +349,7 @@ class VllmV1:
             self.rejection = self.tree.load(F_REJECTION, _module_name(F_REJECTION)) if with_verifier else None
         self.last_path = None
         self._pin_path()
+        self._generators, self._min_p_kept = [], {}
         self.name = f"{self.tree.label()}:v1/sample/sampler.py+ops/topk_topp_sampler.py:{path}@{self.device.type}"
 
     def _pin_path(self):
@@ -373,24 +384,56 @@ class VllmV1:
             self.rejection.apply_top_k_top_p = ops.apply_top_k_top_p
 
     # -- the batch ----------------------------------------------------------------------------------------------------
-    def _metadata(self, batch: _Batch, seeds, offsets, num_logprobs):
+    def _min_p_processor(self, batch: _Batch):
+        """The engine's ``MinPLogitsProcessor`` holding the batch's min_p values. For a uniform batch one is kept
+        per (rows, min_p), as the engine keeps its processor across steps: ``update_state`` with the same added
+        requests leaves the same state, and ``apply`` only reads it (builtin.py), so a kept processor filters as a
+        fresh one does, without the per-request ``update_state`` loop of every call."""
+        key = (batch.rows, batch.min_p[0]) if batch.uniform else None
+        kept = self._min_p_kept.get(key) if key is not None else None
+        if kept is not None:
+            return kept
         rows = batch.rows
         min_p_proc = self.builtin.MinPLogitsProcessor(
             types.SimpleNamespace(scheduler_config=types.SimpleNamespace(max_num_seqs=rows)), self.device, False)
         added = [(r, _SamplingParamsStub(min_p=batch.min_p[r]), None, []) for r in range(rows)]
         min_p_proc.update_state(types.SimpleNamespace(batch_size=rows, removed=[], added=added, moved=[]))
+        if key is not None:
+            self._min_p_kept[key] = min_p_proc
+            while len(self._min_p_kept) > KEPT_PROCESSORS:
+                self._min_p_kept.pop(next(iter(self._min_p_kept)))
+        return min_p_proc
+
+    def _generator(self, r):
+        """The r-th generator of a pool kept across calls: ``manual_seed`` resets a generator's state, so a kept
+        generator seeded with s draws what ``torch.Generator(device).manual_seed(s)`` (vLLM's per-request generator,
+        gpu_model_runner.py:1258-1259) draws."""
+        while len(self._generators) <= r:
+            self._generators.append(torch.Generator(device=self.device))
+        return self._generators[r]
+
+    def _column(self, batch: _Batch, values, index, dtype):
+        if batch.uniform:
+            return torch.full((batch.rows,), batch.row[index], dtype=dtype, device=self.device)
+        return torch.tensor(values, dtype=dtype, device=self.device)
+
+    def _metadata(self, batch: _Batch, seeds, offsets, num_logprobs):
+        rows = batch.rows
+        min_p_proc = self._min_p_processor(batch)
         generators = {}
         if seeds is not None:
-            s = es.per_row(seeds, rows, "seeds", int)
-            o = es.per_row(offsets, rows, "offsets", int)
-            for r in range(rows):
-                if not batch.greedy[r]:
-                    generators[r] = torch.Generator(device=self.device).manual_seed(es.request_seed(s[r], o[r]))
+            request = es.request_seed_list(seeds, offsets, rows)     # every row's request seed at once
+            if batch.uniform:
+                if not batch.greedy[0]:
+                    generators = {r: self._generator(r).manual_seed(request[r]) for r in range(rows)}
+            else:
+                generators = {r: self._generator(r).manual_seed(request[r]) for r in range(rows)
+                              if not batch.greedy[r]}
         return types.SimpleNamespace(
-            temperature=torch.tensor(batch.temperature, dtype=torch.float32, device=self.device),
+            temperature=self._column(batch, batch.temperature, 1, torch.float32),
             all_greedy=all(batch.greedy), all_random=not any(batch.greedy),
-            top_k=torch.tensor(batch.top_k, dtype=torch.int32, device=self.device) if batch.uses_top_k else None,
-            top_p=torch.tensor(batch.top_p, dtype=torch.float32, device=self.device) if batch.uses_top_p else None,
+            top_k=self._column(batch, batch.top_k, 2, torch.int32) if batch.uses_top_k else None,
+            top_p=self._column(batch, batch.top_p, 3, torch.float32) if batch.uses_top_p else None,
             generators=generators, max_num_logprobs=num_logprobs, logprob_token_ids=None,
             logitsprocs=types.SimpleNamespace(argmax_invariant=[min_p_proc], non_argmax_invariant=[]))
 
@@ -483,6 +526,31 @@ def _mrv2_keys(seeds, offsets, rows):
     return [es.position_key(s[r], o[r], MRV2_POSITION_BITS) for r in range(rows)]
 
 
+def _mrv2_key_columns(seeds, offsets, rows, device):
+    """``_mrv2_keys`` of every row at once when the offsets are engine_serve's int64 column of u64 bits: (request
+    seed: one Python int when every row has the same, else a list; positions: an int64 tensor on ``device``). The
+    same keys as ``_mrv2_keys`` row by row (tested): position = the low 62 bits, the seed folded with the high bits
+    where they are not zero."""
+    if not es.is_tensor(offsets):
+        keys = _mrv2_keys(seeds, offsets, rows)
+        seed_list = [k[0] for k in keys]
+        seed = seed_list[0] if len(set(seed_list)) == 1 else seed_list
+        return seed, torch.tensor([k[1] for k in keys], dtype=torch.int64, device=device)
+    o = offsets.to(device)
+    high = (o >> MRV2_POSITION_BITS) & ((1 << (64 - MRV2_POSITION_BITS)) - 1)
+    positions = o & ((1 << MRV2_POSITION_BITS) - 1)
+    folded = bool((high != 0).any())
+    if es.uniform(seeds) and not folded:
+        return es.as_int64(seeds), positions
+    base = seeds.to(device) if es.is_tensor(seeds) else torch.full_like(o, es.as_int64(seeds))
+    seed_rows = torch.where(high == 0, base, es.request_seeds(base, high)) if folded else base
+    seed_list = seed_rows.tolist()
+    return (seed_list[0] if len(set(seed_list)) == 1 else seed_list), positions
+
+
+KEPT_STATES = 8   # Model Runner V2 SamplingStates kept for uniform batches, one per (rows, V, parameters, seed)
+
+
 class VllmMrv2:
     """Model Runner V2: SamplingStates (temperature, min-p), v1's top-k/top-p, Gumbel keyed by (seed, position)."""
 
@@ -496,6 +564,7 @@ class VllmMrv2:
         _UvaBackedTensor.device = self.device
         self.gumbel, self.states_mod, self.rejection = load_mrv2_files(self.v1, with_verifier)
         self.path = path
+        self._states_kept, self._mappings = {}, {}
         self.name = f"{tree.label()}:v1/worker/gpu/sample/gumbel.py:mrv2:{path}@{self.device.type}"
 
     @property
@@ -503,6 +572,25 @@ class VllmMrv2:
         return self.v1.last_path
 
     def _states(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
+        """The engine's ``SamplingStates`` of the rows' requests. When every row has the same parameters and seed
+        (a COUNT chunk, a replicated row: the positions alone differ), the states are built once per (rows, V,
+        parameters, seed) and kept, as the engine keeps a request's state across steps: ``apply_temperature``,
+        ``apply_min_p`` and ``get_top_k_top_p`` read them (states.py), so a kept one gives what a fresh one does,
+        without ``add_request``'s work a row each call."""
+        key = None
+        if all(es.uniform(v) for v in (temperature, top_k, top_p, min_p, seeds)):
+            key = (rows, vocab, float(temperature), int(top_k), float(top_p), float(min_p), int(seeds))
+            kept = self._states_kept.get(key)
+            if kept is not None:
+                return kept
+        states = self._build_states(rows, vocab, temperature, top_k, top_p, min_p, seeds)
+        if key is not None:
+            self._states_kept[key] = states
+            while len(self._states_kept) > KEPT_STATES:
+                self._states_kept.pop(next(iter(self._states_kept)))
+        return states
+
+    def _build_states(self, rows, vocab, temperature, top_k, top_p, min_p, seeds):
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         s = es.per_row(seeds, rows, "seeds", int)
         states = self.states_mod.SamplingStates(rows, vocab)
@@ -529,17 +617,23 @@ class VllmMrv2:
         """Sampler.sample of Model Runner V2 (worker/gpu/sample/sampler.py:230-268) without FlashInfer."""
         x = self.v1._logits(logits)
         rows, vocab = x.shape
-        keys = _mrv2_keys(seeds, offsets, rows)
-        states = self._states(rows, vocab, temperature, top_k, top_p, min_p, [k[0] for k in keys])
-        mapping = torch.arange(rows, device=self.device, dtype=torch.int32)
-        mapping_np = mapping.cpu().numpy()
-        pos = torch.tensor([k[1] for k in keys], dtype=torch.int64, device=self.device)
+        seed, pos = _mrv2_key_columns(seeds, offsets, rows, self.device)
+        states = self._states(rows, vocab, temperature, top_k, top_p, min_p, seed)
+        mapping, mapping_np = self._mapping(rows)
         x = self._processed(states, x, mapping, mapping_np)
         top_k_t, top_p_t = states.get_top_k_top_p(mapping, mapping_np)
         self.v1.last_path = None
         x = self.v1.ops.apply_top_k_top_p(x, top_k_t, top_p_t)
         return self.gumbel.gumbel_sample(x, mapping, states.temperature.gpu, states.seeds.gpu, pos,
                                          apply_temperature=False, use_fp64=self.use_fp64_gumbel).long()
+
+    def _mapping(self, rows):
+        """The identity request mapping of a batch of ``rows`` (device tensor and its numpy copy), made once a size."""
+        kept = self._mappings.get(rows)
+        if kept is None:
+            mapping = torch.arange(rows, device=self.device, dtype=torch.int32)
+            kept = self._mappings[rows] = (mapping, mapping.cpu().numpy())
+        return kept
 
     def processed_logprobs(self, logits, temperature, top_k, top_p, min_p):
         """[rows, vocab]: log_softmax of ``apply_sampling_params``' output, what MRV2 returns in processed_logprobs
