@@ -114,6 +114,7 @@ class SglangTorch:
                                                             _modname(F_PARAMS)]).items():
             stubs.setdefault(name, module)
         self.tree.stubs = sorted(stubs)
+        self._params_kept = {}
         with es.no_torch_compile(), es.isolated_modules(stubs) as self._modules:
             self.params_mod = self.tree.load(F_PARAMS, _modname(F_PARAMS))
             if has_triton:
@@ -124,7 +125,17 @@ class SglangTorch:
         self.name = f"{self.tree.label()}:srt/layers/sampler.py:pytorch:{mode}@{self.device.type}"
 
     def _params(self, rows, vocab, temperature, top_k, top_p, min_p):
-        """One SGLang ``SamplingParams`` a row, each passed through its own ``verify`` (ValueError naming the row)."""
+        """One SGLang ``SamplingParams`` a row, each passed through its own ``verify`` (ValueError naming the row).
+        Parameters given once for every row (scalars) make one object, verified once and kept per (parameters, V)."""
+        if all(es.uniform(v) for v in (temperature, top_k, top_p, min_p)):
+            key = (float(temperature), int(top_k), float(top_p), float(min_p), vocab)
+            sp = self._params_kept.get(key)
+            if sp is None:
+                (sp,) = self._params(1, vocab, [key[0]], [key[1]], [key[2]], [key[3]])
+                self._params_kept[key] = sp
+                while len(self._params_kept) > 64:
+                    self._params_kept.pop(next(iter(self._params_kept)))
+            return [sp] * rows
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         params, made = [], {}
         for r in range(rows):
@@ -153,8 +164,23 @@ class SglangTorch:
         dev = self.device
         seed_t = None
         if self.seeded:
-            seed_t = torch.tensor([es.as_int64(x) for x in es.per_row(seeds, rows, "seeds", int)],
-                                  dtype=torch.int64, device=dev)
+            if es.is_tensor(seeds):
+                seed_t = seeds.to(dev, torch.int64)
+            elif es.uniform(seeds):
+                seed_t = torch.full((rows,), es.as_int64(seeds), dtype=torch.int64, device=dev)
+            else:
+                seed_t = torch.tensor([es.as_int64(x) for x in es.per_row(seeds, rows, "seeds", int)],
+                                      dtype=torch.int64, device=dev)
+        if all(es.uniform(v) for v in (temperature, top_k, top_p, min_p)):
+            sp = params[0]   # one request's parameters on every row: the batch's columns made on the device at once
+            return types.SimpleNamespace(
+                temperatures=torch.full((rows, 1), sp.temperature, dtype=torch.float, device=dev),
+                top_ps=torch.full((rows,), sp.top_p, dtype=torch.float, device=dev),
+                top_ks=torch.full((rows,), sp.top_k, dtype=torch.int32, device=dev),
+                min_ps=torch.full((rows,), sp.min_p, dtype=torch.float, device=dev),
+                is_all_greedy=sp.top_k <= 1, need_top_p_sampling=sp.top_p != 1.0,
+                need_top_k_sampling=sp.top_k != top_k_all, need_min_p_sampling=sp.min_p > 0,
+                sampling_seed=seed_t, has_custom_logit_processor=False, grammars=None, device=dev)
         return types.SimpleNamespace(
             temperatures=torch.tensor([sp.temperature for sp in params], dtype=torch.float, device=dev).view(-1, 1),
             top_ps=torch.tensor([sp.top_p for sp in params], dtype=torch.float, device=dev),
@@ -181,19 +207,23 @@ class SglangTorch:
         x = es.logits_2d(logits, self.device)
         rows, vocab = x.shape
         if self.seeded:
-            s = es.per_row(seeds, rows, "seeds", int)
-            o = es.per_row(offsets, rows, "offsets", int)
-            info = self._info(rows, vocab, temperature, top_k, top_p, min_p, s)
-            positions = torch.tensor(o, dtype=torch.int64, device=self.device)
+            info = self._info(rows, vocab, temperature, top_k, top_p, min_p,
+                              seeds if es.is_tensor(seeds) or es.uniform(seeds) else es.u64_list(seeds, rows, "seeds"))
+            if es.is_tensor(offsets):   # the u64 bits as int64, as the engine's positions tensor holds them
+                positions = offsets.to(self.device, torch.int64)
+            else:
+                positions = torch.tensor([es.as_int64(v) for v in es.u64_list(offsets, rows, "offsets")],
+                                         dtype=torch.int64, device=self.device)
             return self._forward(x.clone(), info, positions).long()
-        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
         positions = torch.zeros(rows, dtype=torch.int64, device=self.device)
         if seeds is None:
             # The caller has seeded the process's generator (adapters/engine_serve.py, window seeding): the whole
             # batch in one call, as the engine draws a batch of unseeded requests.
-            return self._forward(x.clone(), self._info(rows, vocab, t, k, p, m, None), positions).long()
-        s = es.per_row(seeds, rows, "seeds", int)
-        o = es.per_row(offsets, rows, "offsets", int)
+            return self._forward(x.clone(), self._info(rows, vocab, temperature, top_k, top_p, min_p, None),
+                                 positions).long()
+        t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
+        s = es.u64_list(seeds, rows, "seeds")
+        o = es.u64_list(offsets, rows, "offsets")
         if self.batch == "whole":
             torch.manual_seed(es.request_seed(s[0], o[0]))
             return self._forward(x.clone(), self._info(rows, vocab, t, k, p, m, None), positions).long()

@@ -124,3 +124,27 @@ def test_the_engines_modules_import_by_name_while_it_draws(monkeypatch):
     fresh.sample(torch.randn(2, 50), 1.0, 5, 0.9, 0.0, [1, 2], [0, 0])
     assert seen == [True, True]                   # per-row batching: one call a row
     assert mod.__name__ not in __import__("sys").modules
+
+
+@pytest.mark.parametrize("params", [(1.0, -1, 1.0, 0.0), (0.7, 20, 0.9, 0.0), (1.0, -1, 1.0, 0.2), (0.0, -1, 1.0, 0.0)])
+def test_fast_path_gives_the_per_row_paths_tokens(params):
+    """Issue 41: one request's parameters given once (scalars) make one SamplingParams and the batch's columns on the
+    device; the whole-batch draw on the process's generator (engine_serve's window seeding) gives the tokens of the
+    per-row lists at the same generator state."""
+    whole = sa.SglangTorch(SRC, batch="whole")
+    logits = torch.randn(1, 400, generator=torch.Generator().manual_seed(3)).expand(64, 400).contiguous()
+    torch.manual_seed(11)
+    fast = whole.sample(logits, *params, None, None)
+    torch.manual_seed(11)
+    assert torch.equal(fast, whole.sample(logits, *([v] * 64 for v in params), None, None))
+
+
+@pytest.mark.skipif(not (torch.cuda.is_available() and sa.es.triton_importable()), reason="needs triton and CUDA")
+def test_seeded_fast_path_gives_the_per_row_paths_tokens():
+    seeded = sa.SglangTorch(SRC, device="cuda", seeded=True)
+    logits = torch.randn(1, 4000, generator=torch.Generator().manual_seed(3)).expand(256, 4000).contiguous()
+    offsets = [2 ** 63 - 128 + i for i in range(256)]
+    column = torch.tensor([sa.es.as_int64(v) for v in offsets], device="cuda")
+    fast = seeded.sample(logits, 0.8, 30, 0.9, 0.0, 5, column)
+    assert torch.equal(fast, seeded.sample(logits, [0.8] * 256, [30] * 256, [0.9] * 256, [0.0] * 256, [5] * 256,
+                                           offsets))

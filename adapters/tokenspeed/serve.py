@@ -43,7 +43,7 @@ def build(args):
         return adapter.verify(target, drafts, t, k, p, m, seeds, offsets)
 
     engine = serve.Engine(adapter=adapter, sample=adapter.sample, check=check, seeding="request",
-                          verify=verify if args.verifier else None, draft_form="ignored")
+                          verify=verify if args.verifier else None, draft_form="ignored", fixed_shape=True)
     return engine, adapter.name + serve.suffix("request", args.rows)
 
 

@@ -45,3 +45,22 @@ def test_a_slot_keeps_its_request_while_its_key_holds_and_a_changed_key_is_a_new
     assert ta.request_ids(slot_keys, slot_ids, ["a", "c", "b"], lambda: next(ids)) == [0, 3, 2]
     assert ta.request_ids(slot_keys, slot_ids, ["a", "c"], lambda: next(ids)) == [0, 3]   # fewer rows than slots
     assert slot_keys == ["a", "c", "b"]
+
+
+def test_the_keys_of_a_column_of_offsets_are_engine_key_row_by_row():
+    """Issue 41: one request's offsets as engine_serve's int64 column of their u64 bits map at once to the (seed,
+    position) keys engine_key gives row by row, the 2^30 fold included (no tree, no GPU)."""
+    import random
+
+    import torch
+    rng = random.Random(3)
+    offsets = [rng.getrandbits(64) for _ in range(300)] + [0, 2 ** 30 - 1, 2 ** 30, 2 ** 63, 2 ** 64 - 1]
+    column = torch.tensor([ta.es.as_int64(v) for v in offsets])
+    for seed in (0, 17, 2 ** 63 + 1, 2 ** 64 - 1):
+        for stride in (1, 16):
+            keys = [ta.engine_key(ta.es.as_int64(seed), o, stride) for o in offsets]
+            seeds, positions = ta.engine_key_columns(seed, column, stride)
+            assert positions.tolist() == [k[1] for k in keys] and seeds == [k[0] for k in keys]
+            low = column[:20] & ((1 << (ta.POSITION_BITS - stride.bit_length() + 1)) - 1)
+            one, _ = ta.engine_key_columns(seed, low, stride)
+            assert one == ta.es.as_int64(seed)

@@ -114,3 +114,24 @@ def test_finding_adjacent_positions_share_the_rejection_loops_noise(sampler):
     spaced = ta.TokenSpeedTriton(SRC, backend=sampler.backend_name, position_stride=16)
     repeats, expected = _adjacent_repeats(spaced)
     assert repeats < expected + 6 * expected ** 0.5, (repeats, expected)
+
+
+def u64_column(values):
+    return torch.tensor([ta.es.as_int64(v) for v in values], device="cuda")
+
+
+@pytest.mark.parametrize("params", [(1.0, -1, 1.0, 0.0), (0.8, 50, 0.9, 0.0), (1.0, -1, 0.9, 0.0),
+                                    (1.0, -1, 1.0, 0.1), (0.0, -1, 1.0, 0.0)])
+def test_fast_path_gives_the_per_row_paths_tokens(sampler, params):
+    """Issue 41: one request's parameters given once (scalars), its offsets as one int64 column (engine_serve's
+    COUNT and replicated rows) draw the tokens of the per-row path (lists: a SamplingParams lookup, a key and a
+    request id a row) at the same (seed, offset) rows, in a fresh adapter and in one whose slots hold the request."""
+    logits = torch.randn(1, 4096, generator=torch.Generator().manual_seed(1)).expand(512, 4096).contiguous()
+    offsets = [2 ** 30 - 256 + i for i in range(512)]                 # the fold's boundary inside the batch
+    slow = ta.TokenSpeedTriton(SRC, backend=sampler.backend_name)
+    old = slow.sample(logits, *([v] * 512 for v in params), [99] * 512, offsets)
+    assert torch.equal(sampler.sample(logits, *params, 99, u64_column(offsets)), old)
+    low = [o % 2 ** 30 for o in offsets]
+    old_low = slow.sample(logits, *([v] * 512 for v in params), [99] * 512, low)
+    for _ in range(2):   # the second call finds every slot holding the request (no row-by-row key comparison)
+        assert torch.equal(sampler.sample(logits, *params, 99, u64_column(low)), old_low)

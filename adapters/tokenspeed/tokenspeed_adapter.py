@@ -121,6 +121,25 @@ def engine_key(seed: int, offset: int, stride: int = 1) -> tuple[int, int]:
     return seed64, position * stride
 
 
+def engine_key_columns(seed, offsets, stride: int = 1):
+    """``engine_key`` of every row at once, for one request seed (a Python int) and the int64 tensor of the offsets'
+    u64 bits (engine_serve's column): (request seeds: one int64 Python int when the rows share it, else a list;
+    positions: an int64 tensor on the offsets' device). Equal to ``engine_key`` row by row (tested without a tree)."""
+    import torch
+    engine_key(0, 0, stride)
+    shift = stride.bit_length() - 1
+    bits = POSITION_BITS - shift
+    o = offsets.long()
+    high = (o >> bits) & ((1 << (64 - bits)) - 1)
+    positions = (o & ((1 << bits) - 1)) * stride
+    seed64 = es.as_int64(seed)
+    if not bool((high != 0).any()):
+        return seed64, positions
+    base = torch.full_like(o, seed64)
+    seeds = torch.where(high == 0, base, es.request_seeds(base, high)).tolist()
+    return (seeds[0] if len(set(seeds)) == 1 else seeds), positions
+
+
 def request_ids(slot_keys: list, slot_ids: list, keys: list, fresh) -> list:
     """The request id of each pool slot for a step whose rows have ``keys``: the slot's last id where the key is
     the one it held (the same request, at another position), else ``fresh()`` (a new request). Updates the slots."""
@@ -175,6 +194,7 @@ class TokenSpeedTriton:
             self.full_mod = self.tree.load(F_TRITON_FULL, _modname(F_TRITON_FULL)) if backend == "triton_full" else None
         self.last_route = None
         self._backends = collections.OrderedDict()
+        self._params_kept = {}
         self.name = f"{self.tree.label()}:runtime/sampling/backends/{backend}.py@{self.device.type}" + (
             f"+position-stride={position_stride}" if position_stride != 1 else "")
 
@@ -189,26 +209,43 @@ class TokenSpeedTriton:
         share it, as replicated rows of one request do), each verified by the engine's ``verify(vocab)``; with
         ``offsets``, also each row's position and the rows' keys (what makes a slot's request the same across
         steps). The request seed and position are ``engine_key(seed, offset)``."""
+        if (all(es.uniform(v) for v in (temperature, top_k, top_p, min_p, seeds)) and es.is_tensor(offsets)):
+            # One request's draws at many positions (a COUNT chunk, a replicated row): one SamplingParams, verified
+            # once, the positions as one device tensor.
+            seed64, positions = engine_key_columns(int(seeds) & ((1 << 64) - 1), offsets, self.position_stride)
+            if not isinstance(seed64, list):
+                key = (float(temperature), int(top_k), float(top_p), float(min_p), seed64)
+                sp = self._params_kept.get((key, vocab))
+                if sp is None:
+                    sp = self._one_params(key, vocab, 0)
+                    self._params_kept[(key, vocab)] = sp
+                    while len(self._params_kept) > 64:
+                        self._params_kept.pop(next(iter(self._params_kept)))
+                return [sp] * rows, [key] * rows, positions
         t, k, p, m = es.sampling_params(rows, temperature, top_k, top_p, min_p)
-        s = es.per_row(seeds, rows, "seeds", int)
-        o = es.per_row(offsets, rows, "offsets", int) if offsets is not None else [0] * rows
+        s = es.u64_list(seeds, rows, "seeds")
+        o = es.u64_list(offsets, rows, "offsets") if offsets is not None else [0] * rows
         made, out, keys, positions = {}, [], [], []
         for r in range(rows):
             seed64, position = engine_key(es.as_int64(s[r]), o[r], self.position_stride)
             key = (t[r], k[r], p[r], m[r], seed64)
             sp = made.get(key)
             if sp is None:
-                sp = self.params_mod.SamplingParams(temperature=t[r], top_k=k[r], top_p=p[r], min_p=m[r],
-                                                    seed=seed64)
-                try:
-                    sp.verify(vocab)
-                except ValueError as exc:
-                    raise ValueError(f"row {r}: {exc}") from None
-                made[key] = sp
+                sp = made[key] = self._one_params(key, vocab, r)
             out.append(sp)
             keys.append(key)
             positions.append(position)
         return out, keys, positions
+
+    def _one_params(self, key, vocab, row):
+        """The engine's SamplingParams of one (T, k, p, min_p, request seed), through its ``verify(vocab)``."""
+        t, k, p, m, seed64 = key
+        sp = self.params_mod.SamplingParams(temperature=t, top_k=k, top_p=p, min_p=m, seed=seed64)
+        try:
+            sp.verify(vocab)
+        except ValueError as exc:
+            raise ValueError(f"row {row}: {exc}") from None
+        return sp
 
     def route_of(self, params) -> str:
         """The route ``_select_sample_route`` (triton.py:336-357) picks for a list of SamplingParams."""
@@ -224,7 +261,10 @@ class TokenSpeedTriton:
             config = self.base.SamplingBackendConfig(max_bs=rows, max_draft_tokens_per_req=tokens_per_req,
                                                      max_req_pool_size=rows, vocab_size=vocab, device=self.device)
             cls = self.full_mod.TritonFullSamplingBackend if self.full_mod else self.triton_mod.TritonSamplingBackend
-            kept = (cls(config), [None] * rows, [None] * rows)
+            pool = torch.arange(1, rows + 1, dtype=torch.int64, device=self.device)
+            kept = (cls(config), [None] * rows, [None] * rows,
+                    types.SimpleNamespace(pool=pool, pool_list=list(range(1, rows + 1)), uniform=None,
+                                          lengths=torch.zeros(rows + 1, dtype=torch.int32, device=self.device)))
         self._backends[shape] = kept                          # most recently used last
         while len(self._backends) > KEPT_BACKENDS:
             self._backends.popitem(last=False)
@@ -238,15 +278,19 @@ class TokenSpeedTriton:
         engine keeps across steps is unread here (penalties are off: the token counts a continuing request
         accumulates change no logit), so a new request per row would draw the same tokens, at ten CUDA writes a
         row per step (the H100 runs of 2026-11-27: 4.4e3 draws/s on triton_full, identify never finished)."""
-        backend, slot_keys, slot_ids = self._backend(rows, vocab, tokens_per_req)
-        ids = request_ids(slot_keys, slot_ids, keys, lambda: f"samplecheck-{next(self._ids)}")
-        pool = list(range(1, rows + 1))
-        backend.prepare_step(ids, pool, params, num_tokens_per_req=tokens_per_req)
-        lengths = torch.zeros(rows + 1, dtype=torch.int32, device=self.device)
-        lengths[1:] = torch.tensor(positions, dtype=torch.int32)
-        info = types.SimpleNamespace(vocab_mask=None, is_all_greedy=all(sp.top_k <= 1 for sp in params),
-                                     valid_cache_lengths=lengths,
-                                     req_pool_indices=torch.tensor(pool, dtype=torch.int64, device=self.device))
+        backend, slot_keys, slot_ids, kept = self._backend(rows, vocab, tokens_per_req)
+        same = keys.count(keys[0]) == len(keys)
+        if same and kept.uniform == keys[0]:
+            ids = list(slot_ids[:rows])          # every slot holds this request already: no key to compare a row
+        else:
+            ids = request_ids(slot_keys, slot_ids, keys, lambda: f"samplecheck-{next(self._ids)}")
+            kept.uniform = keys[0] if same else None
+        backend.prepare_step(ids, kept.pool_list, params, num_tokens_per_req=tokens_per_req)
+        lengths = kept.lengths
+        lengths[1:] = (positions.to(self.device, torch.int32) if es.is_tensor(positions) else
+                       torch.tensor(positions, dtype=torch.int32))
+        info = types.SimpleNamespace(vocab_mask=None, is_all_greedy=all(sp.top_k <= 1 for sp in (params[:1] if same else params)),
+                                     valid_cache_lengths=lengths, req_pool_indices=kept.pool)
         self.last_route = "greedy" if info.is_all_greedy else ROUTE_NAMES[backend._sample_route]
         if self.full_mod and backend._full_has_min_p and not info.is_all_greedy:
             self.last_route += "+min_p"
