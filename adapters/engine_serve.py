@@ -16,15 +16,19 @@ it into ``samplecheck.serve(...)`` callables. What is this module's and not the 
   * how a (seed, offset) pair reaches the engine's random numbers, one of two seedings:
       request  one engine call over every call row, each row a request seeded by its own (seed, offset) (vLLM v1's
                per-request ``torch.Generator``, MRV2's and TokenSpeed's (seed, position) keys, SGLang's seeded hash).
-               A COUNT is one call over L(V) replicated rows (serve's own replication).
+               A COUNT is engine calls of B copies of the row (``batch_rows``: from the free device memory,
+               thousands of rows at V = 128k on a GPU; ``--batch-rows``), counted on the device (``Client.count``).
       window   the engine's batch-wide draw (an unseeded request: the process's generator, or one generator per
                strategy group): the call rows are grouped by (row, parameters, seed, window = offset // L), and each
                group is ONE engine call over L copies of its row, after the engine's generator is seeded from
                (seed, window); the draw at offset o is lane o % L of that call (the scheme of
                samplecheck.draws.windowed_race, with the engine doing the step). A COUNT window is exactly one
                such call; a row's token does not depend on the other rows of a request, so samplecheck's agreement
-               and batch-invariance checks hold for a correct engine.
-    Either way every draw is the engine's own per-step draw on an engine batch; nothing here draws a token.
+               and batch-invariance checks hold for a correct engine. A COUNT is one call a window, counted on the
+               device.
+    Either way every draw is the engine's own per-step draw on an engine batch; nothing here draws a token. A batch
+    whose rows share (t, k, p, m) reaches the engine with them as scalars (one parameter object, built once by the
+    adapter), the seeds and offsets as int64 device columns of their u64 bits.
   * VERIFY (``Engine.verify``): the trials of one chain request become one engine batch of B chains (the target rows
     replicated), trial i seeded by (seed, offset + i (g + 1)); the draft in the form the engine takes (``Engine.
     draft_form``: probabilities, logits, or none for one-hot drafts). A logits-form draft (samplecheck's form 1,
