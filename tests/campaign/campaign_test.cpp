@@ -14,6 +14,7 @@
 #include "samplecheck/reference/exact_sampler.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/suites/case_seed.h"
 #include "samplecheck/suites/row_source.h"
 #include "samplecheck/suites/suite.h"
 

@@ -4,6 +4,7 @@
 // "decode" and "refuse" fields and refuse bad ones naming them; a campaign of corners and a decode loop passes on
 // exact, and a corner case the judged profile refuses is judged by the sampler's refusal.
 #include "samplecheck/suites/corners.h"
+#include "samplecheck/suites/case_seed.h"
 
 #include <gtest/gtest.h>
 

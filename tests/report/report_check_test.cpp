@@ -11,6 +11,7 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/report_check.h"
+#include "samplecheck/checks/case_spec.h"
 #include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/suite.h"

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/options.h"
+#include "samplecheck/campaign/prepare.h"
 
 namespace samplecheck::harness {
 

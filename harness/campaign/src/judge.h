@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/prepare.h"
 #include "samplecheck/checks/checks.h"
 #include "samplecheck/checks/evidence.h"
 

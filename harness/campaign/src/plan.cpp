@@ -9,8 +9,9 @@
 #include <unordered_map>
 
 #include "campaign_work.h"
-#include "samplecheck/campaign/report_check.h"
+#include "samplecheck/checks/case_spec.h"
 #include "samplecheck/core/splitmix.h"
+#include "samplecheck/suites/case_seed.h"
 #include "samplecheck/suites/corners.h"
 #include "samplecheck/suites/generated.h"
 

@@ -8,6 +8,7 @@
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/stats/power.h"
+#include "samplecheck/suites/case_seed.h"
 #include "samplecheck/suites/row_source.h"
 
 namespace samplecheck::harness {

@@ -4,6 +4,7 @@
 // (engine.cpp), the rows in suite order, then the "aggregate" case over them, and the verdict.
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/core/splitmix.h"
+#include "samplecheck/suites/case_seed.h"
 
 #include <chrono>
 

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "engine.h"
-#include "samplecheck/campaign/replay_campaign.h"
+#include "samplecheck/campaign/options.h"
+#include "samplecheck/checks/evidence.h"
+#include "samplecheck/suites/replay_suite.h"
 
 namespace samplecheck::harness {
 

@@ -2,6 +2,7 @@
 // contradict themselves. The statistics are recomputed by the checks' own code (CaseCheck::Recheck) and the plan by
 // the campaign's (PrepareWork, PlanCaseDraws): one definition of each.
 #include "samplecheck/campaign/report_check.h"
+#include "samplecheck/campaign/machine.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "campaign_work.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
+#include "samplecheck/checks/case_spec.h"
 #include "samplecheck/checks/checks.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -35,40 +37,8 @@ bool Probability(double p) { return p >= 0.0 && p <= 1.0; }
 // A replay campaign's report (replay_campaign.h): exact checks only, so no TV, power or per-test alpha is planned.
 bool IsReplayReport(const CampaignReport& r) { return r.sampler_spec.rfind("replay ", 0) == 0; }
 
-json BatchJson(const BatchPosition& b) {
-  return {b.batch, b.position, b.size, b.entry, b.copy, b.partner};
-}
 
 }  // namespace
-
-uint64_t CaseSpecHash(const CaseResult& c) {
-  const json spec{{"name", c.name},     {"row", RowSpecToJson(c.row)},          {"row_seed", c.row_seed},
-                  {"profile", c.profile}, {"params", ParamsToJson(c.params, true)}, {"batch", BatchJson(c.batch)}};
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits, over the canonical text (keys sorted)
-  for (unsigned char ch : JsonText(spec, -1)) {
-    h ^= ch;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& planned) {
-  if (stored.name != planned.name) return "its name (" + stored.name + ", planned " + planned.name + ")";
-  if (RowSpecToJson(stored.row) != RowSpecToJson(planned.row)) {
-    return "its row (" + JsonText(RowSpecToJson(stored.row), -1) + ", planned " +
-           JsonText(RowSpecToJson(planned.row), -1) + ")";
-  }
-  if (stored.row_seed != planned.row_seed) {
-    return "its row seed (" + std::to_string(stored.row_seed) + ", planned " + std::to_string(planned.row_seed) + ")";
-  }
-  if (ParamsToJson(stored.params, true) != ParamsToJson(planned.params, true)) {
-    return "its parameters (" + JsonText(ParamsToJson(stored.params, true), -1) + ", planned " +
-           JsonText(ParamsToJson(planned.params, true), -1) + ")";
-  }
-  if (stored.profile != planned.profile) return "its profile (" + stored.profile + ", planned " + planned.profile + ")";
-  if (BatchJson(stored.batch) != BatchJson(planned.batch)) return "its place in a batch";
-  return "";
-}
 
 namespace {
 

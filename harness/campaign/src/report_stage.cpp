@@ -9,6 +9,7 @@
 
 #include "build_info.h"
 #include "campaign_work.h"
+#include "samplecheck/campaign/machine.h"
 #include "samplecheck/samplers/devices.h"
 
 namespace samplecheck::harness {

@@ -13,6 +13,7 @@
 #include "judge.h"
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/stats/power.h"
+#include "samplecheck/suites/case_seed.h"
 #include "spec_draw.h"
 
 namespace samplecheck::harness {

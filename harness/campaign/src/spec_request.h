@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/reference/exact_sampler.h"
 #include "samplecheck/reference/speculative.h"
 #include "samplecheck/samplers/verifier.h"
+#include "samplecheck/suites/spec_suite.h"
 
 namespace samplecheck::harness {
 

@@ -16,7 +16,7 @@
 
 #include "engine.h"
 #include "judge.h"
-#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/prepare.h"
 #include "samplecheck/checks/evidence.h"
 #include "samplecheck/samplers/sampler.h"
 #include "samplecheck/samplers/verifier.h"

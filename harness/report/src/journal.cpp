@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "json_fields.h"
-#include "samplecheck/campaign/report_check.h"
+#include "samplecheck/checks/case_spec.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/json_text.h"

@@ -32,7 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/options.h"
 #include "samplecheck/checks/evidence.h"
 #include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
@@ -45,16 +45,6 @@
 #include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
-
-struct ReplayCampaignOptions : CampaignBasics {
-  std::string engine;                     // replay source spec, "" = the exact engine (the reference)
-  std::string trainer;                    // replay source spec, "" = the exact trainer (the reference, guarded)
-  std::optional<uint64_t> rollout;        // overrides the suite's
-  std::optional<double> max_ratio_bias;   // overrides the suite's
-  size_t generated = 0;                   // more generated cases (after the suite's own)
-  bool quiet = false;
-};
-
 // The whole campaign: a CampaignReport (the report of sampler campaigns, the replay checks' fields beside the
 // usual ones). Errors: unknown source, profile or fault, invalid suite values (kInvalidArgument: exit 2).
 Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options);

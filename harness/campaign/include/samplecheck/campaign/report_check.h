@@ -24,13 +24,6 @@
 
 namespace samplecheck::harness {
 
-// What fixes a case's draws: its name, row spec, row seed, parameters (with the sampler's seed and offset), judged
-// profile and place in a batch. Two runs that agree on it draw the same tokens for the same draw count; a journal
-// keeps it per case (journal.h) so that a resumed run never reuses a case the suite has changed since.
-uint64_t CaseSpecHash(const CaseResult& c);
-// "" when `stored` and `planned` are the same case spec, else what differs ("its row", "its parameters", ...).
-std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& planned);
-
 Status CheckCaseConsistency(const CaseResult& c);
 Status CheckReportConsistency(const CampaignReport& report);
 // A sampler campaign's report against `suite` (the suite it names); a speculative-decoding report (its suite a spec

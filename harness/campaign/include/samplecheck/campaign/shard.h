@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/options.h"
 #include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/suites/suite.h"

@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/options.h"
 #include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
@@ -38,13 +38,6 @@
 #include "samplecheck/suites/suite.h"
 
 namespace samplecheck::harness {
-
-struct SpecCampaignOptions : CampaignBasics {
-  std::string verifier_spec = "exact";
-  std::optional<uint64_t> max_trials;
-  bool quiet = false;                // no progress lines
-};
-
 // The whole campaign: a CampaignReport (the report format of sampler campaigns; the spec checks' fields beside
 // the usual ones). Errors: unknown verifier or profile, invalid suite values (kInvalidArgument: exit 2).
 Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaignOptions& options);

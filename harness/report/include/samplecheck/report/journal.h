@@ -46,7 +46,7 @@ struct Journal {
 Status CheckNoPendingJournal(const std::filesystem::path& path);
 // Starts a journal at `path`, replacing any (atomically, refusing a symbolic link): the identity line.
 Status StartJournal(const std::filesystem::path& path, const JournalIdentity& identity);
-// Appends one finished case (durably: fsync), with the hash of its case spec (report_check.h: CaseSpecHash);
+// Appends one finished case (durably: fsync), with the hash of its case spec (checks/case_spec.h: CaseSpecHash);
 // LoadJournal refuses a line whose case does not match its hash (a hand-edited journal).
 Status AppendToJournal(const std::filesystem::path& path, const CaseResult& c);
 // kIo when unreadable; kParse naming the line for a malformed line other than a torn last one.
