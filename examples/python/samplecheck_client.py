@@ -89,10 +89,16 @@ class VllmSampler:
 
     # ---- the callables samplecheck.serve calls (tensors="python": rows are array('f'), params SamplingParams) ----
     def sample(self, logits, params):
-        tokens = []
+        # A replicated call (SAMPLE_REPLICATED) holds the same row object many times with other seeds: each distinct
+        # (row, filter parameters) is processed once per call and drawn from by bisection of its CDF.
+        tokens, tables = [], {}
         for row, p in zip(logits, params):
-            dist = self.processed(row, p)
-            tokens.append(INVALID_TOKEN if dist is None else draw(dist, philox.uniform(p.seed, p.offset)))
+            key = (id(row), p.temperature, p.top_k, p.top_p, p.min_p)
+            if key not in tables:
+                dist = self.processed(row, p)
+                tables[key] = None if dist is None else cdf_table(dist)
+            table = tables[key]
+            tokens.append(INVALID_TOKEN if table is None else draw_from_table(table, philox.uniform(p.seed, p.offset)))
         return tokens
 
     def logprobs(self, logits, params):
@@ -111,15 +117,9 @@ class VllmSampler:
         dist = self.processed(row, p)
         if dist is None:
             return histogram, draws
-        tokens = [t for t, _ in dist]
-        cdf, running = [], 0.0
-        for _, prob in dist:
-            running += prob
-            cdf.append(running)
-        last = len(cdf) - 1
+        table = cdf_table(dist)
         for i in range(draws):
-            j = bisect_right(cdf, philox.uniform(p.seed, (p.offset + i) & ((1 << 64) - 1)))
-            histogram[tokens[min(j, last)]] += 1
+            histogram[draw_from_table(table, philox.uniform(p.seed, (p.offset + i) & ((1 << 64) - 1)))] += 1
         return histogram, 0
 
     def _processed_cached(self, row, p):
@@ -216,6 +216,22 @@ def residual(p, qd):
     if not mass > 0.0:
         return p
     return [(t, v / mass) for t, v in diff]
+
+
+def cdf_table(dist):
+    """(tokens, inclusive cumulative probabilities) of [(token, probability)] ascending, summed as draw() sums."""
+    tokens, cdf, running = [], [], 0.0
+    for token, prob in dist:
+        running += prob
+        tokens.append(token)
+        cdf.append(running)
+    return tokens, cdf
+
+
+def draw_from_table(table, u):
+    """draw() on a cdf_table: the first token whose inclusive cumulative probability exceeds u, else the last."""
+    tokens, cdf = table
+    return tokens[min(bisect_right(cdf, u), len(tokens) - 1)]
 
 
 def draw(dist, u):
