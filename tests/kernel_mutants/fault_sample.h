@@ -1,9 +1,12 @@
 // Test-only CUDA kernel mutants (compiled only into test builds, by tests/mutants when samplecheck_kernels exists):
-// SampleFromLogits with one fault injected as a compile-time policy. The mutant kernel is the shipped kernel itself:
-// kernels/src/detail/sample_kernel.cuh's SampleKernel<T, kThreads, FaultPolicy>, instantiated with a policy that
-// overrides one customization point of NoFault (Params, Counter, InvalidRowToken/Status), so KernelFault::kNone
-// draws the same tokens as SampleFromLogits (the control, asserted by mutants_cuda_test) and each other value
-// differs from it by one fault only. docs/mutants.md lists the faults and the check that catches each.
+// SampleFromLogits with one fault injected through the kernels' fault policy. The mutant kernel is the shipped
+// kernel itself: kernels/src/detail/sample_kernel.cuh's SampleKernel<T, kThreads, FaultPolicy> (and the split-row
+// kernel), instantiated once with a policy that reads the fault at run time and changes one customization point of
+// NoFault (Params, Counter, Uniform, InvalidRowToken/Status) for each fault; KernelFault::kNone changes none and draws
+// what SampleFromLogits draws (the control, asserted by mutants_cuda_test); each other value differs from it by one
+// fault only. Mutant
+// launches are serialized in the process and return after their stream has finished. docs/mutants.md lists the
+// faults and the check that catches each.
 #pragma once
 
 #include <cuda_runtime_api.h>
