@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_if_gpu.sh <plugin.so or ""> <command...>: runs the command when the FlashInfer plugin was built and a CUDA
+# run_if_gpu.sh <plugin.so or not-built> <command...>: runs the command when the FlashInfer plugin was built and a CUDA
 # device is present; else prints "SKIPPED: <why>" and exits 77, which ctest reports as Skipped (SKIP_RETURN_CODE),
 # never as Passed. What the command must exit and print is checked by cmake/run_test.py (samplecheck_add_command_test).
 plugin="$1"; shift
