@@ -116,6 +116,13 @@ struct Kept {
   std::vector<long double> prob;
 };
 
+// Rows a and b hold the same logits (bit for bit) and p and q the same filter parameters (seeds may differ).
+bool SameRowAndFilters(const float* a, const float* b, int64_t vocab, const samplecheck_plugin_params& p,
+                       const samplecheck_plugin_params& q) {
+  if (p.temperature != q.temperature || p.top_k != q.top_k || p.top_p != q.top_p || p.min_p != q.min_p) return false;
+  return a == b || std::memcmp(a, b, static_cast<size_t>(vocab) * sizeof(float)) == 0;
+}
+
 Kept Process(const float* row, int64_t vocab, const samplecheck_plugin_params& p, Bug bug) {
   Kept kept;
   bool any_finite_or_pos_inf = false;
@@ -433,8 +440,14 @@ __attribute__((visibility("default"))) int samplecheck_plugin_sample(void* handl
         return SAMPLECHECK_PLUGIN_INVALID_ARGUMENT;
       }
     }
+    // A replicated batch holds one row many times with other seeds and offsets: a row equal to the one before it,
+    // with the same filter parameters, reuses its kept set instead of processing the row again.
+    Kept kept;
     for (int64_t r = 0; r < batch->rows; ++r) {
-      const Kept kept = Process(batch->logits + r * batch->row_stride, batch->vocab, params[r], plugin.bug);
+      const float* row = batch->logits + r * batch->row_stride;
+      if (r == 0 || !SameRowAndFilters(row, row - batch->row_stride, batch->vocab, params[r], params[r - 1])) {
+        kept = Process(row, batch->vocab, params[r], plugin.bug);
+      }
       if (kept.token.empty()) {
         tokens_out[r] = SAMPLECHECK_PLUGIN_INVALID_TOKEN;
       } else if (plugin.bug == Bug::kOutOfRange) {
