@@ -192,7 +192,7 @@ TEST(ReplayChecks, TheAggregateBoundsTheRatioBiasOfRowsOnTheSameLogits) {
   for (int32_t t : f.ref.kept) f.trainer_lp[size_t(t)] += std::log(0.9f);  // an unrenormalized-like replay
   std::vector<CaseResult> rows = {f.Judge()};
   ReplayEvidence agg;
-  agg.role = "aggregate";
+  agg.role = ReplayRole::kAggregate;
   agg.max_ratio_bias = 0.01;
   agg.rows = rows;
   CaseResult a;

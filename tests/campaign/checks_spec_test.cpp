@@ -21,7 +21,7 @@ CaseResult Judge(const SpecEvidence& spec) {
 
 TEST(SpecChecksTest, RejectionsAreJudgedAgainstOneMinusBeta) {
   SpecEvidence spec;
-  spec.role = "position";
+  spec.role = SpecRole::kPosition;
   spec.position = 2;
   spec.has_rejection_test = true;
   spec.reached = 10000;
@@ -38,7 +38,7 @@ TEST(SpecChecksTest, RejectionsAreJudgedAgainstOneMinusBeta) {
 
 TEST(SpecChecksTest, HardChecksFailWithTheirFinding) {
   SpecEvidence spec;
-  spec.role = "length";
+  spec.role = SpecRole::kLength;
   spec.structure_violations = 2;
   spec.structure_finding = "accepted length 5 outside 0..4";
   spec.scripted_run = true;

@@ -105,7 +105,7 @@ CaseResult AggregateCase(const CampaignReport& report, double max_ratio_bias) {
   cr.name = kReplayAggregateCase;
   cr.profile = report.profile;
   ReplayEvidence ev;
-  ev.role = "aggregate";
+  ev.role = ReplayRole::kAggregate;
   ev.max_ratio_bias = max_ratio_bias;
   ev.rows = report.cases;
   JudgeReplay(ev, cr);

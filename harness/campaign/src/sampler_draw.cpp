@@ -67,15 +67,9 @@ Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool determ
   a.fast.assign(row.size(), 0);
   a.sampled.assign(row.size(), 0);
   uint64_t fast_invalid = 0, sampled_invalid = 0;
-  if (Status st = sampler.CountDraws(row, params, m, a.fast, &fast_invalid); !st.ok()) {
-    a.error = st.error().ToString();
-    return a;
-  }
+  if (a.status = sampler.CountDraws(row, params, m, a.fast, &fast_invalid); !a.status.ok()) return a;
   std::vector<int32_t> sequence(m, kInvalidToken);  // draw i at offset + i
-  if (Status st = sampler.SampleRepeated(row, params, sequence); !st.ok()) {
-    a.error = st.error().ToString();
-    return a;
-  }
+  if (a.status = sampler.SampleRepeated(row, params, sequence); !a.status.ok()) return a;
   Tally(sequence, 0, m, a.sampled, sampled_invalid);
   a.evidence.draws = m;
   a.evidence.deterministic = deterministic;
@@ -275,7 +269,7 @@ void SamplerDrawer::DrawRange(const WorkItem& item, size_t i, Clock::time_point 
     if (compare) {
       d.agreement = std::move(agreement);
       d.has_agreement = true;
-      if (!d.agreement.error.empty() && d.sampler_error.empty()) d.sampler_error = d.agreement.error;
+      if (!d.agreement.status.ok() && d.sampler_error.empty()) d.sampler_error = d.agreement.status.error().ToString();
     }
     if (stream) {
       d.stream = std::move(streams);
@@ -361,7 +355,7 @@ void SamplerDrawer::RowCaseDrawn(size_t i, RowDraws& d) {
     d.agreement.evidence.fast = d.agreement.fast;
     d.agreement.evidence.sampled = d.agreement.sampled;
   }
-  const bool agreement_ok = d.has_agreement && d.agreement.error.empty();
+  const bool agreement_ok = d.has_agreement && d.agreement.status.ok();
   EvaluateCase(pc, d.histogram, d.invalid, d.sampler_error, nullptr, agreement_ok ? &d.agreement.evidence : nullptr,
                d.has_stream ? &d.stream.evidence : nullptr);
   pc.result.seconds = d.seconds;

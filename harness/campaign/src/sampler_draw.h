@@ -24,7 +24,7 @@ namespace samplecheck::harness {
 struct Agreement {
   AgreementEvidence evidence;
   std::vector<uint64_t> fast, sampled;
-  std::string error;  // the sampler failed on one of the two paths
+  Status status;  // not ok: the sampler failed on one of the two paths
 };
 
 // The draws of one row case as they arrive from its items (possibly on several workers).

@@ -139,7 +139,7 @@ void JudgeRequest(const RequestJudge& judge, const Tally& t, const SpecEvidence&
   const double N = double(judge.trials);
   for (int32_t j = 0; j <= g; ++j) {
     SpecEvidence ev;
-    ev.role = "position";
+    ev.role = SpecRole::kPosition;
     ev.position = j + 1;
     if (j < g) {
       ev.has_rejection_test = true;
@@ -157,7 +157,7 @@ void JudgeRequest(const RequestJudge& judge, const Tally& t, const SpecEvidence&
     const double expected = N * double(r.reach[static_cast<size_t>(j)]) * double(law.residual_mass);
     if (expected < kMinResidualDraws || law.greedy) continue;
     SpecEvidence ev;
-    ev.role = "residual";
+    ev.role = SpecRole::kResidual;
     ev.position = j + 1;
     uint64_t draws = 0;
     for (uint64_t count : t.residual[static_cast<size_t>(j)]) draws += count;

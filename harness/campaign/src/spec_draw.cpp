@@ -416,7 +416,7 @@ SpecDrawn DrawSpecCase(Verifier& verifier, FreshVerifier& fresh, const SpecCaseW
   std::string error = R == 1 ? VerifyRequest1(verifier, w, d.tallies[0], sink) : VerifyBatch(verifier, w, d.tallies, sink);
   for (size_t k = 0; k < R; ++k) {
     SpecEvidence& ev = d.length[k];
-    ev.role = "length";
+    ev.role = SpecRole::kLength;
     ev.structure_violations = d.tallies[k].structure;
     ev.structure_finding = d.tallies[k].structure_finding;
     if (error.empty() && caps.deterministic && !d.tallies[k].first.empty()) {

@@ -42,7 +42,7 @@ constexpr size_t kListedTokens = 32;  // tokens listed per kind of disagreement 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const ReplayEvidence* RowEvidence(const CaseEvidence& e) {
-  return e.replay != nullptr && e.replay->role == "row" ? e.replay : nullptr;
+  return e.replay != nullptr && e.replay->role == ReplayRole::kRow ? e.replay : nullptr;
 }
 
 std::vector<int32_t> KeptTokens(std::span<const float> lp) {
@@ -601,7 +601,7 @@ class ReplayRatioBiasCheck final : public CaseCheck {
   bool KeysOptional() const override { return true; }
 
   json Evaluate(const CaseEvidence& e) const override {
-    if (e.replay == nullptr || e.replay->role != "aggregate") return {{"replay_aggregate", nullptr}};
+    if (e.replay == nullptr || e.replay->role != ReplayRole::kAggregate) return {{"replay_aggregate", nullptr}};
     return {{"replay_aggregate", AggregateFields(*e.replay)}};
   }
 

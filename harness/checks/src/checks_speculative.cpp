@@ -89,7 +89,7 @@ class SpecHardCheck final : public CaseCheck {
   bool KeysOptional() const override { return true; }
 
   json Evaluate(const CaseEvidence& e) const override {
-    if (e.spec == nullptr || e.spec->role != "length") return {{key_, nullptr}};
+    if (e.spec == nullptr || e.spec->role != SpecRole::kLength) return {{key_, nullptr}};
     const SpecEvidence& s = *e.spec;
     if (key_ == "spec_structure") {
       return {

@@ -72,10 +72,11 @@ struct ReplaySideEvidence {
   bool guard_reported = false;                       // the source said it restored the label
 };
 
-// What the replay checks see of a finished row (role "row") or of the whole campaign (role "aggregate": the rows'
+// What the replay checks see of a finished row (ReplayRole::kRow) or of the whole campaign (kAggregate: the rows'
 // judged cases, whose fields it sums).
+enum class ReplayRole { kRow, kAggregate };
 struct ReplayEvidence {
-  std::string role = "row";
+  ReplayRole role = ReplayRole::kRow;
   const Profile* profile = nullptr;
   SamplingParams params;
   std::string dtype;           // "fp32", "bf16"
@@ -110,11 +111,12 @@ struct AgreementEvidence {
   int32_t fast_token = 0, sampled_token = 0;  // the tokens at that draw
 };
 
-// What a speculative-decoding case adds (harness/campaign/spec_campaign.h, docs/speculative.md). role "position":
-// the tokens emitted at one position (p0 = p_j) with its rejection count; "residual": the tokens emitted on a
-// rejection there (p0 = r_j); "length": the accepted lengths (p0 = their law) with the request's hard checks.
+// What a speculative-decoding case adds (harness/campaign/spec_campaign.h, docs/speculative.md). SpecRole::kPosition:
+// the tokens emitted at one position (p0 = p_j) with its rejection count; kResidual: the tokens emitted on a
+// rejection there (p0 = r_j); kLength: the accepted lengths (p0 = their law) with the request's hard checks.
+enum class SpecRole { kPosition, kResidual, kLength };
 struct SpecEvidence {
-  std::string role;      // "position", "residual", "length"
+  SpecRole role = SpecRole::kPosition;
   int32_t position = 0;  // 1-based (position, residual)
   // position j <= g: the rejection indicator against beta_j (exact binomial)
   bool has_rejection_test = false;
