@@ -456,4 +456,16 @@ const Profile* FindProfile(std::string_view name) {
   return nullptr;
 }
 
+std::string KnownProfileNames() {
+  std::string names;
+  for (const Profile* profile : kAllProfiles) names += (names.empty() ? "" : ", ") + std::string(profile->name);
+  return names;
+}
+
+Result<const Profile*> ProfileByName(std::string_view name) {
+  if (const Profile* profile = FindProfile(name)) return profile;
+  return Error{ErrorCode::kInvalidArgument,
+               "unknown profile '" + std::string(name) + "' (known: " + KnownProfileNames() + ")"};
+}
+
 }  // namespace samplecheck

@@ -528,6 +528,20 @@ TEST(Profiles, NamesAreUniqueAndFindable) {
   EXPECT_EQ(FindProfile("vLLM"), nullptr);
 }
 
+// One lookup and one message for a name no profile has, whichever library or command asks.
+TEST(Profiles, AnUnknownNameIsOneMessageListingEveryProfile) {
+  const Result<const Profile*> known = ProfileByName("hf");
+  ASSERT_TRUE(known.ok());
+  EXPECT_EQ(*known, FindProfile("hf"));
+  const Result<const Profile*> unknown = ProfileByName("vLLM");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(unknown.error().message, "unknown profile 'vLLM' (known: " + KnownProfileNames() + ")");
+  for (const Profile* profile : AllProfiles()) {
+    EXPECT_NE(KnownProfileNames().find(std::string(profile->name)), std::string::npos) << profile->name;
+  }
+}
+
 }  // namespace
 // vLLM's Triton kernel masks nothing on a row whose finite logits are all equal (Profile::tied_row_unmasked,
 // topk_topp_triton.py:285-366, 449-516, 676-677, 830-831 at 568afb3a; measured on an H100: zeros(1, 4), k = 2 kept

@@ -29,10 +29,8 @@ struct Samplers {
 };
 
 Status CheckOptions(const CampaignOptions& options, const std::string& judged) {
-  if (!judged.empty() && !FindProfile(judged)) {
-    std::string known;
-    for (const Profile* p : AllProfiles()) known += (known.empty() ? "" : ", ") + std::string(p->name);
-    return InvalidArgument("unknown profile \"" + judged + "\" (known: " + known + ")");
+  if (!judged.empty()) {
+    if (Result<const Profile*> p = ProfileByName(judged); !p.ok()) return p.error();
   }
   const std::optional<ShardSpec>& shard = options.shard;
   if (shard && (shard->count == 0 || shard->index >= shard->count)) {

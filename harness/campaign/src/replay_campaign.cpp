@@ -117,8 +117,9 @@ CaseResult AggregateCase(const CampaignReport& report, double max_ratio_bias) {
 Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const std::string profile_name = JudgedProfile(suite, options);
-  const Profile* profile = FindProfile(profile_name);
-  if (profile == nullptr) return InvalidArgument("unknown profile '" + profile_name + "'");
+  Result<const Profile*> found = ProfileByName(profile_name);
+  if (!found.ok()) return found.error();
+  const Profile* profile = *found;
   auto make_side = [&](const std::string& spec) { return MakeReplaySource(spec.empty() ? "exact" : spec, profile_name); };
   auto first_engine = make_side(options.engine);
   if (!first_engine.ok()) return first_engine.error().WithContext("--engine");
@@ -176,8 +177,9 @@ Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayC
 
 Result<std::vector<CaseResult>> PlanReplayRows(const ReplaySuite& suite, const std::string& profile_name,
                                                uint64_t seed, size_t more_generated, uint64_t rollout) {
-  const Profile* profile = FindProfile(profile_name);
-  if (profile == nullptr) return InvalidArgument("unknown profile '" + profile_name + "'");
+  Result<const Profile*> found = ProfileByName(profile_name);
+  if (!found.ok()) return found.error();
+  const Profile* profile = *found;
   const std::vector<ReplayCaseSpec> cases = ReplayCases(suite, *profile, seed, more_generated);
   auto work = PlanWork(cases, *profile, seed, rollout);
   if (!work.ok()) return work.error();

@@ -219,8 +219,9 @@ Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaig
   const std::string profile_name = !options.profile.empty() ? options.profile
                                    : !suite.profile.empty() ? suite.profile
                                                             : "vllm";
-  const Profile* profile = FindProfile(profile_name);
-  if (profile == nullptr) return InvalidArgument("unknown profile '" + profile_name + "'");
+  Result<const Profile*> found = ProfileByName(profile_name);
+  if (!found.ok()) return found.error();
+  const Profile* profile = *found;
   auto first = MakeVerifier(options.verifier_spec, profile_name);
   if (!first.ok()) return first.error();
   CampaignReport report;

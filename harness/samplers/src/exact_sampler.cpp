@@ -139,23 +139,13 @@ class ExactSampler final : public Sampler {
   RowCache<InverseCdf> cache_;  // the rows of a batch come back every call
 };
 
-std::string KnownProfiles() {
-  std::string names;
-  for (const Profile* p : AllProfiles()) {
-    if (!names.empty()) names += ", ";
-    names += std::string(p->name);
-  }
-  return names;
-}
 
 }  // namespace
 
 Result<std::unique_ptr<Sampler>> MakeExactSampler(std::string_view profile) {
-  const Profile* found = FindProfile(profile);
-  if (found == nullptr) {
-    return InvalidArgument("unknown profile '" + std::string(profile) + "'; known profiles: " + KnownProfiles());
-  }
-  return std::unique_ptr<Sampler>(std::make_unique<ExactSampler>(*found));
+  Result<const Profile*> found = ProfileByName(profile);
+  if (!found.ok()) return found.error();
+  return std::unique_ptr<Sampler>(std::make_unique<ExactSampler>(**found));
 }
 
 }  // namespace samplecheck::harness

@@ -75,12 +75,6 @@ constexpr MutantDef kMutants[] = {
      "that size (imp#2013)"},
 };
 
-std::string KnownProfiles() {
-  std::string names;
-  for (const Profile* p : AllProfiles()) names += (names.empty() ? "" : ", ") + std::string(p->name);
-  return names;
-}
-
 bool IsGreedyParams(const SamplingParams& params, const Profile& profile) {
   // The profile's greedy path is what ComputeDistribution reports; a 1-token row answers it cheaply.
   const float one = 0.0f;
@@ -383,12 +377,10 @@ class ExactVerifier final : public Verifier {
 }  // namespace
 
 Result<std::unique_ptr<Verifier>> MakeExactVerifier(std::string_view profile) {
-  const Profile* found = FindProfile(profile);
-  if (found == nullptr) {
-    return InvalidArgument("unknown profile '" + std::string(profile) + "'; known profiles: " + KnownProfiles());
-  }
+  Result<const Profile*> found = ProfileByName(profile);
+  if (!found.ok()) return found.error();
   return std::unique_ptr<Verifier>(
-      std::make_unique<ExactVerifier>(*found, Fault::kNone, "exact:" + std::string(found->name)));
+      std::make_unique<ExactVerifier>(**found, Fault::kNone, "exact:" + std::string((*found)->name)));
 }
 
 const std::vector<VerifierMutantInfo>& VerifierMutants() {
@@ -401,13 +393,12 @@ const std::vector<VerifierMutantInfo>& VerifierMutants() {
 }
 
 Result<std::unique_ptr<Verifier>> MakeVerifierMutant(std::string_view name, std::string_view profile) {
-  const Profile* found = FindProfile(profile);
-  if (found == nullptr) {
-    return InvalidArgument("unknown profile '" + std::string(profile) + "'; known profiles: " + KnownProfiles());
-  }
+  Result<const Profile*> found = ProfileByName(profile);
+  if (!found.ok()) return found.error();
   for (const MutantDef& m : kMutants) {
     if (name == m.name) {
-      return std::unique_ptr<Verifier>(std::make_unique<ExactVerifier>(*found, m.fault, "mutant:" + std::string(name)));
+      return std::unique_ptr<Verifier>(
+          std::make_unique<ExactVerifier>(**found, m.fault, "mutant:" + std::string(name)));
     }
   }
   std::string names;

@@ -339,10 +339,9 @@ const MutantInfo* FindMutant(std::string_view name) {
 }
 
 Result<std::unique_ptr<Sampler>> MakeMutantSampler(std::string_view name, const SamplerOptions& options) {
-  const Profile* profile = FindProfile(options.profile);
-  if (profile == nullptr) {
-    return InvalidArgument("mutant:" + std::string(name) + ": unknown profile '" + options.profile + "'");
-  }
+  Result<const Profile*> found = ProfileByName(options.profile);
+  if (!found.ok()) return found.error().WithContext("mutant:" + std::string(name));
+  const Profile* profile = *found;
   for (const mutants::MutantDef& def : mutants::MutantDefs()) {
     if (def.info.name == name) return std::unique_ptr<Sampler>(std::make_unique<mutants::MutantSampler>(def, *profile));
   }

@@ -71,17 +71,10 @@ std::string KnownFaults() {
   return names;
 }
 
-std::string KnownProfiles() {
-  std::string names;
-  for (const Profile* p : AllProfiles()) names += (names.empty() ? "" : ", ") + std::string(p->name);
-  return names;
-}
-
 Result<const Profile*> ProfileNamed(std::string_view name) {
-  const Profile* p = FindProfile(name);
-  if (p == nullptr) {
-    return InvalidArgument("unknown profile '" + std::string(name) + "' (known: " + KnownProfiles() + ")");
-  }
+  Result<const Profile*> found = ProfileByName(name);
+  if (!found.ok()) return found;
+  const Profile* p = *found;
   if (p->top_p_mass != TopPMass::kRenormalize) {
     return InvalidArgument("profile '" + std::string(name) +
                            "' draws from a truncated CDF, not a renormalized distribution: it has no processed "

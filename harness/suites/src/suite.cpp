@@ -309,8 +309,9 @@ Status ParseCornersBlock(const nlohmann::json& json, const std::string& source, 
 Result<CaseSpec> ParseCaseFields(const nlohmann::json& c, const std::string& where) {
   CaseSpec proto;
   if (c.contains("profile")) {
-    if (!c["profile"].is_string() || !FindProfile(c["profile"].get<std::string>())) {
-      return ParseError(where + ": unknown profile " + c["profile"].dump());
+    if (!c["profile"].is_string()) return ParseError(where + ": profile " + c["profile"].dump() + " is not a string");
+    if (Result<const Profile*> p = ProfileByName(c["profile"].get<std::string>()); !p.ok()) {
+      return ParseError(where + ": " + p.error().message);
     }
     proto.profile = c["profile"].get<std::string>();
   }
@@ -436,8 +437,9 @@ Result<Suite> ParseSuite(const nlohmann::json& json, const std::filesystem::path
   if (json.contains("corners")) {
     if (Status st = ParseCornersBlock(json, source, suite); !st.ok()) return st.error();
   }
-  if (!suite.profile.empty() && !FindProfile(suite.profile)) {
-    return ParseError(source + ": unknown profile \"" + suite.profile + "\"");
+  if (!suite.profile.empty()) {
+    if (Result<const Profile*> p = ProfileByName(suite.profile); !p.ok())
+      return ParseError(source + ": " + p.error().message);
   }
   if (!json.contains("cases") || !json["cases"].is_array() ||
       (json["cases"].empty() && suite.generated == 0 && !suite.corners)) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include "samplecheck/core/error.h"
 
 namespace samplecheck {
 
@@ -169,5 +170,10 @@ struct Profile {
 std::span<const Profile* const> AllProfiles();
 // nullptr when no profile has that name.
 const Profile* FindProfile(std::string_view name);
+// The profile of that name, or kInvalidArgument "unknown profile 'x' (known: vllm, hf, ...)": the one message every
+// library and command gives for a name no profile has.
+Result<const Profile*> ProfileByName(std::string_view name);
+// "vllm, hf, ...": every profile's name, in AllProfiles() order.
+std::string KnownProfileNames();
 
 }  // namespace samplecheck
