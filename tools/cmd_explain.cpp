@@ -123,6 +123,22 @@ Result<std::vector<float>> LoadRow(const ExplainOptions& o) {
   return ParseList(*text, path);
 }
 
+// --spec-one-hot: the draft's tokens, each a token id of the row's `vocab`.
+Result<std::vector<int32_t>> OneHotTokens(const std::string& text, size_t vocab) {
+  Result<std::vector<float>> tokens = ParseList(text, "--spec-one-hot");
+  if (!tokens.ok()) return tokens.error();
+  std::vector<int32_t> ids;
+  for (float t : *tokens) {
+    if (!(t >= 0 && t < float(vocab)) || t != std::floor(t)) {
+      std::ostringstream message;
+      message << "--spec-one-hot token " << t << " is not a token id in [0, " << vocab << ")";
+      return InvalidArgument(message.str());
+    }
+    ids.push_back(static_cast<int32_t>(t));
+  }
+  return ids;
+}
+
 // The laws of chain speculative sampling on the row (every target position) and the given drafts.
 int ExplainSpeculative(const ExplainOptions& o, const std::vector<float>& row, const SamplingParams& params,
                        const Profile& profile) {
@@ -147,20 +163,13 @@ int ExplainSpeculative(const ExplainOptions& o, const std::vector<float>& row, c
     drafts.push_back(std::move(*r));
   }
   if (!o.spec_one_hot.empty()) {
-    Result<std::vector<float>> tokens = ParseList(o.spec_one_hot, "--spec-one-hot");
+    Result<std::vector<int32_t>> tokens = OneHotTokens(o.spec_one_hot, row.size());
     if (!tokens.ok()) {
       std::cerr << "samplecheck explain: " << tokens.error().message << "\n";
       return kExitUsage;
     }
     in.draft_form = DraftForm::kOneHot;
-    for (float t : *tokens) {
-      if (!(t >= 0 && t < float(row.size())) || t != std::floor(t)) {
-        std::cerr << "samplecheck explain: --spec-one-hot token " << t << " is not a token id in [0, " << row.size()
-                  << ")\n";
-        return kExitUsage;
-      }
-      in.draft_tokens.push_back(static_cast<int32_t>(t));
-    }
+    in.draft_tokens = std::move(*tokens);
   } else {
     in.draft_form = o.spec_draft_probs.empty() ? DraftForm::kLogits : DraftForm::kProbabilities;
     for (const auto& d : drafts) in.draft_rows.emplace_back(d);
