@@ -99,6 +99,18 @@ TEST(SamplerRegistry, PluginSpecSplitsPathAndConfig) {
   }
 }
 
+// The library a plugin spec loads, as the spec names it (an input no command may write over).
+TEST(SamplerRegistry, PluginLibraryOfSpecNamesTheLibrary) {
+  const std::string lib = SAMPLECHECK_EXAMPLE_PLUGIN;
+  for (const std::string& spec : {"plugin:" + lib, "plugin-inproc:" + lib + ":bug=no-renorm", "lossy:plugin:" + lib}) {
+    EXPECT_EQ(PluginLibraryOfSpec(spec), lib) << spec;
+  }
+  EXPECT_EQ(PluginLibraryOfSpec("plugin:/no/such/lib.so:cfg"), "/no/such/lib.so");
+  for (const char* spec : {"exact", "exact:vllm", "mutant:topp-truncated-cdf", "process:python3 x.py", "plugin:", ""}) {
+    EXPECT_EQ(PluginLibraryOfSpec(spec), "") << spec;
+  }
+}
+
 TEST(SamplerRegistry, PluginThatCannotLoadIsPluginError) {
   for (const std::string kind : {"plugin:", "plugin-inproc:"}) {
     const Error error = SpecError(kind + "/no/such/libplugin.so:cfg");

@@ -169,4 +169,18 @@ Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view text, const Sample
                          "'; known kinds: " + KnownKinds());
 }
 
+std::string PluginLibraryOfSpec(std::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return "";
+  SamplerSpec spec;
+  spec.text = text;
+  spec.kind = text.substr(0, colon);
+  spec.has_arg = true;
+  spec.arg = text.substr(colon + 1);
+  if (spec.kind == "lossy") return PluginLibraryOfSpec(spec.arg);
+  if (spec.kind != "plugin" && spec.kind != "plugin-inproc") return "";
+  auto plugin = PluginPathAndConfig(spec);
+  return plugin.ok() ? plugin->first : "";
+}
+
 }  // namespace samplecheck::harness

@@ -48,6 +48,10 @@ const std::vector<SamplerKind>& SamplerKinds();
 // fails to load or to handshake; kUnsupported for `cuda` without a GPU or without CUDA.
 Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view spec, const SamplerOptions& options);
 
+// The library file a plugin spec loads (plugin:<path.so>[:config], plugin-inproc:<path.so>[:config], also inside
+// lossy:<spec>), for the commands that must not write over it; "" for every other spec (and a malformed one).
+std::string PluginLibraryOfSpec(std::string_view spec);
+
 // The help text of a --sampler option: "sampler spec: exact[:profile], cuda[:profile], ..." from the table.
 std::string SamplerSpecHelp();
 
