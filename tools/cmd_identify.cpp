@@ -14,8 +14,8 @@
 #include "samplecheck/core/files.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/session/stop_signals.h"
 #include "samplecheck/suites/json_text.h"
-#include "stop_signals.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -71,8 +71,9 @@ int Identify(IdentifyCommandOptions& o) {
     }
     o.identify.sampler_profile = o.profile;
   }
-  StopSignals signals;  // SIGINT/SIGTERM: no further probe; what the finished ones show is printed (not a verdict)
-  o.identify.stop = StopSignals::Flag();
+  harness::StopSignals
+      signals;  // SIGINT/SIGTERM: no further probe; what the finished ones show is printed (not a verdict)
+  o.identify.stop = harness::StopSignals::Flag();
   if (o.progress) {
     o.identify.on_probe = [](const harness::Probe& probe, size_t index, size_t total, double seconds) {
       std::cerr << "identify: probe " << index << "/" << total << " " << probe.name << " done in " << std::fixed
@@ -83,7 +84,7 @@ int Identify(IdentifyCommandOptions& o) {
   }
   auto result = harness::IdentifySampler(o.identify);
   if (!result.ok()) {
-    if (StopSignals::Stopped()) return StopSignals::ExitCode();
+    if (harness::StopSignals::Stopped()) return harness::StopSignals::ExitCode();
     std::cerr << "samplecheck identify: " << result.error().ToString() << "\n";
     return kExitUsage;
   }
@@ -96,7 +97,7 @@ int Identify(IdentifyCommandOptions& o) {
       return kExitUsage;
     }
   }
-  if (result->interrupted) return StopSignals::ExitCode();
+  if (result->interrupted) return harness::StopSignals::ExitCode();
   return result->consistent_profiles.empty() ? kExitCheckFailed : kExitOk;
 }
 

@@ -1,32 +1,30 @@
 // `samplecheck run --verifier <spec>`: a speculative-decoding suite against a verifier (docs/speculative.md). The
 // report is a sampler campaign's report (JSON, HTML, summary), with the spec checks' fields beside the usual ones.
+// Its outputs, locks and epilogue are the run session's (harness/session).
 #include <filesystem>
-#include <iostream>
 
 #include "command_registry.h"
 #include "run_spec.h"
 #include "samplecheck/campaign/spec_campaign.h"
-#include "samplecheck/core/files.h"
-#include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/session/session.h"
 
 namespace samplecheck::tools {
 
 int RunSpecCampaignCommand(const SpecRunArgs& a, const std::string& command_line) {
-  auto fail = [](const std::string& message) {
-    std::cerr << "samplecheck run: " << message << "\n";
-    return kExitUsage;
-  };
-  const WriteOptions write{a.follow_symlinks};
-  const std::vector<NamedPath> outputs{{"--report", a.report}, {"--html", a.html}};
-  if (Status st = CheckOutputs(outputs, {{"the suite file", std::filesystem::exists(a.suite) ? a.suite : ""}}, write);
-      !st.ok()) {
-    return fail(st.error().message);
-  }
-  auto locks = LockOutputs(outputs);
-  if (!locks.ok()) return fail(locks.error().message);
+  harness::SessionOptions s;
+  s.command = "run";
+  s.report = a.report;
+  s.html = a.html;
+  s.follow_symlinks = a.follow_symlinks;
+  s.inputs = {{"the suite file", std::filesystem::exists(a.suite) ? a.suite : ""}};
+  for (NamedPath& in : harness::SpecInputs("--verifier's plugin", a.verifier)) s.inputs.push_back(std::move(in));
+  s.progress = a.quiet ? harness::Progress::Mode::kQuiet : harness::Progress::Mode::kAuto;
+  harness::RunSession session(std::move(s));
+  if (Status st = session.Open(); !st.ok()) return session.Fail(st);
   auto suite = harness::LoadSpecSuite(a.suite);
-  if (!suite.ok()) return fail(suite.error().message);
+  if (!suite.ok()) return session.Fail(suite.error().message);
+  if (Status st = session.RefuseInputs(harness::SuiteInputs(*suite)); !st.ok()) return session.Fail(st);
   harness::SpecCampaignOptions options;
   options.verifier_spec = a.verifier;
   options.profile = a.profile;
@@ -39,17 +37,8 @@ int RunSpecCampaignCommand(const SpecRunArgs& a, const std::string& command_line
   options.version = SAMPLECHECK_VERSION;
   options.evidence = a.evidence;
   auto report = harness::RunSpecCampaign(*suite, options);
-  if (!report.ok()) return fail(report.error().ToString());
-  if (!a.report.empty()) {
-    if (Status st = harness::SaveReport(*report, a.report, write); !st.ok()) return fail(st.error().message);
-  }
-  if (!a.html.empty()) {
-    if (Status st = harness::SaveHtmlReport(*report, a.html, write); !st.ok()) return fail(st.error().message);
-  }
-  std::cout << harness::FormatSummary(*report);
-  if (!a.report.empty()) std::cout << "report: " << a.report << "\n";
-  if (!a.html.empty()) std::cout << "html:   " << a.html << "\n";
-  return report->Passed() ? kExitOk : kExitCheckFailed;
+  if (!report.ok()) return session.CampaignFailed(report.error());
+  return session.Finish(*report, harness::FormatSummary(*report), report->Passed());
 }
 
 }  // namespace samplecheck::tools

@@ -6,7 +6,6 @@
 //   samplecheck verify --sampler cuda --profile vllm --report verify.json --html verify.html
 //   samplecheck verify --sampler plugin:./libmine.so --suite smoke --baseline main.json
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,11 +14,10 @@
 #include "options.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/gate/gate.h"
-#include "samplecheck/report/html_report.h"
-#include "samplecheck/report/report.h"
-#include "samplecheck/samplers/sampler_children.h"
 #include "samplecheck/samplers/sampler_registry.h"
-#include "stop_signals.h"
+#include "samplecheck/session/session.h"
+#include "samplecheck/session/stop_signals.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -36,21 +34,21 @@ struct VerifyOptions {
   std::optional<uint64_t> seed;
 };
 
-int Verify(VerifyOptions& o) {
-  const WriteOptions write{o.follow_symlinks};
-  // Outputs are regular writable files, none of them an input (the baseline, a suite file); one writer each.
-  const std::vector<NamedPath> outputs{{"--report", o.report}, {"--html", o.html}};
-  const std::vector<NamedPath> inputs{{"--baseline", o.gate.baseline},
-                                      {"the suite file", std::filesystem::exists(o.gate.suite) ? o.gate.suite : ""}};
-  if (Status st = CheckOutputs(outputs, inputs, write); !st.ok()) {
-    std::cerr << "samplecheck verify: " << st.error().message << "\n";
-    return kExitUsage;
-  }
-  auto locks = LockOutputs(outputs);
-  if (!locks.ok()) {
-    std::cerr << "samplecheck verify: " << locks.error().message << "\n";
-    return kExitUsage;
-  }
+// The session of the gate: its outputs, none of them an input (the baseline, the suite file, a plugin's library).
+harness::SessionOptions SessionOf(const VerifyOptions& o) {
+  harness::SessionOptions s;
+  s.command = "verify";
+  s.report = o.report;
+  s.html = o.html;
+  s.follow_symlinks = o.follow_symlinks;
+  s.inputs = {{"--baseline", o.gate.baseline},
+              {"the suite file", std::filesystem::exists(o.gate.suite) ? o.gate.suite : ""}};
+  for (NamedPath& in : harness::SpecInputs("--sampler's plugin", o.sampler)) s.inputs.push_back(std::move(in));
+  s.progress = o.gate.campaign.progress;
+  return s;
+}
+
+void SetCampaign(VerifyOptions& o) {
   o.gate.properties = !o.no_properties;
   o.gate.campaign.sampler_spec = o.sampler;
   o.gate.campaign.seed = o.seed;
@@ -61,42 +59,25 @@ int Verify(VerifyOptions& o) {
                                  (o.gate.campaign.profile.empty() ? "" : " --profile " + o.gate.campaign.profile) +
                                  EquivalenceCommandLine(o.gate.campaign.equivalence_eps,
                                                         o.gate.campaign.equivalence_chi2_eps);
-  o.gate.campaign.stop = StopSignals::Flag();
+}
+
+int Verify(VerifyOptions& o) {
+  harness::RunSession session(SessionOf(o));
+  if (Status st = session.Open(); !st.ok()) return session.Fail(st);
+  // The files the suite's cases read (a suite that does not load is the gate's to refuse).
+  if (auto suite = harness::LoadSuite(o.gate.suite); suite.ok()) {
+    if (Status st = session.RefuseInputs(harness::SuiteInputs(*suite)); !st.ok()) return session.Fail(st);
+  }
+  SetCampaign(o);
   std::optional<harness::GateResult> gated;
   {
-    StopSignals signals;
+    harness::StopSignals signals;
+    o.gate.campaign.stop = harness::StopSignals::Flag();
     auto result = harness::RunGate(o.gate);
-    if (!result.ok()) {
-      if (StopSignals::Stopped()) return StopSignals::ExitCode();
-      std::cerr << "samplecheck verify: " << result.error().ToString() << "\n";
-      return kExitUsage;
-    }
+    if (!result.ok()) return session.CampaignFailed(result.error());
     gated = std::move(*result);
   }
-  harness::GateResult* result = &*gated;
-  // Stopped before a case finished: the previous report stays as it is.
-  if (result->report.interrupted && result->report.cases.empty()) {
-    std::cout << "interrupted before a case finished: nothing written"
-              << (o.report.empty() ? "" : ", " + o.report + " left as it was") << "\n";
-    return StopSignals::ExitCode();
-  }
-  if (!o.report.empty()) {
-    if (Status st = harness::SaveReport(result->report, o.report, write); !st.ok()) {
-      std::cerr << "samplecheck verify: " << st.error().message << "\n";
-      return kExitUsage;
-    }
-  }
-  if (!o.html.empty()) {
-    if (Status st = harness::SaveHtmlReport(result->report, o.html, write); !st.ok()) {
-      std::cerr << "samplecheck verify: " << st.error().message << "\n";
-      return kExitUsage;
-    }
-  }
-  std::cout << harness::FormatGateSummary(*result, o.gate.baseline);
-  if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
-  if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
-  if (result->report.interrupted) return StopSignals::ExitCode();
-  return result->Passed() ? kExitOk : kExitCheckFailed;
+  return session.Finish(gated->report, harness::FormatGateSummary(*gated, o.gate.baseline), gated->Passed());
 }
 
 const bool registered = RegisterCommand(

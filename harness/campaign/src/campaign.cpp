@@ -151,7 +151,7 @@ void WatchBudget(SamplerRun& run, const std::vector<WorkItem>& items, const Camp
     run.work.report.draw_plan.replanned = replanned;
     run.work.report.full_power = false;
     run.sink.progress().SetTotalDraws(run.work.total_draws);
-    if (options.on_draw_plan) (void)options.on_draw_plan(run.work.report.draw_plan);
+    if (options.observer != nullptr) (void)options.observer->OnDrawPlan(run.work.report.draw_plan);
   };
 }
 
@@ -160,7 +160,7 @@ void WatchBudget(SamplerRun& run, const std::vector<WorkItem>& items, const Camp
 Result<std::vector<WorkItem>> PlanTime(CampaignWork& work, const Samplers& s, const CampaignOptions& options) {
   const CostModel fixed = s.caps.gpu ? kGpuCost : kCpuCost;
   std::optional<CostModel> cost;
-  if (options.on_plan || work.budget_seconds > 0) cost = MeasureCost(s.all, work);
+  if (options.observer != nullptr || work.budget_seconds > 0) cost = MeasureCost(s.all, work);
   const auto workers = static_cast<unsigned>(s.all.size());
   if (cost && work.budget_seconds > 0 && !options.shard) {
     if (!options.plan_from) {
@@ -241,15 +241,13 @@ Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& op
   if (Status st = AddWorkers(*samplers, jobs, options.sampler_spec, options.devices); !st.ok()) return st.error();
   auto items = PlanTime(work, *samplers, options);
   if (!items.ok()) return items.error();
-  if (options.on_plan) {
-    if (Status st = options.on_plan(work.plan); !st.ok()) return st.error();
-  }
-  if (options.on_draw_plan) {
-    if (Status st = options.on_draw_plan(work.report.draw_plan); !st.ok()) return st.error();
+  if (options.observer != nullptr) {
+    if (Status st = options.observer->OnPlan(work.plan); !st.ok()) return st.error();
+    if (Status st = options.observer->OnDrawPlan(work.report.draw_plan); !st.ok()) return st.error();
   }
   size_t to_draw = 0;
   const std::vector<uint8_t> in_this_run = InThisRun(work, *items, to_draw);
-  CaseSink sink(work.prepared.size(), to_draw, work.total_draws, options.progress, options.on_case_done, options.stop);
+  CaseSink sink(work.prepared.size(), to_draw, work.total_draws, options.progress, options.observer, options.stop);
   if (!work.plan.budget_note.empty()) sink.progress().Note(work.plan.budget_note);
   SamplerRun run(work, sink);
   run.deterministic = samplers->caps.deterministic;

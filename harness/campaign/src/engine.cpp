@@ -7,9 +7,9 @@
 
 namespace samplecheck::harness {
 
-CaseSink::CaseSink(size_t cases, size_t to_draw, uint64_t draws, Progress::Mode mode,
-                   std::function<Status(const CaseResult&)> on_case_done, const std::atomic<bool>* stop)
-    : progress_(draws, to_draw, mode), on_case_done_(std::move(on_case_done)), stop_(stop), finished_(cases, 0) {}
+CaseSink::CaseSink(size_t cases, size_t to_draw, uint64_t draws, Progress::Mode mode, CampaignObserver* observer,
+                   const std::atomic<bool>* stop)
+    : progress_(draws, to_draw, mode), observer_(observer), stop_(stop), finished_(cases, 0) {}
 
 void CaseSink::Judged(size_t index, const CaseResult& r, bool skipped) {
   std::ostringstream detail;
@@ -29,8 +29,8 @@ void CaseSink::Judged(size_t index, const CaseResult& r, bool skipped) {
   progress_.CaseDone(r.name, status, detail.str(), r.seconds);
   std::lock_guard<std::mutex> lock(mu_);
   finished_[index] = 1;
-  if (on_case_done_ && error_.ok()) {
-    error_ = on_case_done_(r);
+  if (observer_ != nullptr && error_.ok()) {
+    error_ = observer_->OnCaseDone(r);
     if (!error_.ok()) failed_ = true;
   }
 }

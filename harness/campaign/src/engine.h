@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "samplecheck/campaign/options.h"
 #include "samplecheck/campaign/progress.h"
 #include "samplecheck/checks/result.h"
 #include "samplecheck/core/error.h"
@@ -28,12 +29,13 @@ struct WorkItem {
   double cost = 0.0;            // estimated seconds (shards' balance, the workers' order, the time budget)
 };
 
-// The Report stage as cases finish: one progress line each, then the journal (serialized), and the stop flag.
+// The Report stage as cases finish: one progress line each, then the observer (the journal; serialized), and the
+// stop flag.
 class CaseSink {
  public:
   // `cases`: the kind's list of cases (Judged's index); `to_draw` of them and `draws` are this run's (progress).
-  CaseSink(size_t cases, size_t to_draw, uint64_t draws, Progress::Mode mode,
-           std::function<Status(const CaseResult&)> on_case_done, const std::atomic<bool>* stop);
+  CaseSink(size_t cases, size_t to_draw, uint64_t draws, Progress::Mode mode, CampaignObserver* observer,
+           const std::atomic<bool>* stop);
 
   Progress& progress() { return progress_; }
   // A stop signal, or a journal that failed: no item starts, a case being drawn stops at its next chunk.
@@ -50,7 +52,7 @@ class CaseSink {
 
  private:
   Progress progress_;
-  std::function<Status(const CaseResult&)> on_case_done_;
+  CampaignObserver* observer_;
   const std::atomic<bool>* stop_;
   std::vector<uint8_t> finished_;  // bytes, not bits: workers write their own entries
   mutable std::mutex mu_;

@@ -17,6 +17,26 @@
 
 namespace samplecheck::harness {
 
+struct CampaignPlan;
+
+// Whom a sampler campaign tells what it does, as it goes (the run session of harness/session: the plan line and its
+// limit, the journal, the plan file of --resume). The campaign calls back into nothing else. OnPlan and OnDrawPlan
+// run on the campaign's thread, OnCaseDone on a worker's, serialized.
+class CampaignObserver {
+ public:
+  virtual ~CampaignObserver() = default;
+  // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
+  // returned here stops the campaign (the session refuses a plan past its limit unless forced).
+  virtual Status OnPlan(const CampaignPlan& plan) = 0;
+  // The plan as recorded (CampaignReport::draw_plan), before the first draw and again when the campaign re-plans
+  // (its first cases ran slower than planned): for a journal, so that --resume follows it. An error before the first
+  // draw stops the campaign and is returned (a re-plan's is not: the journal still holds every finished case).
+  virtual Status OnDrawPlan(const DrawPlan& plan) = 0;
+  // As each case finishes (serialized; completion order), for a journal. An error stops the campaign like a signal
+  // does and is returned.
+  virtual Status OnCaseDone(const CaseResult& c) = 0;
+};
+
 // One part of a campaign split over processes (run --shard I/N, docs/scale.md).
 struct ShardSpec {
   uint32_t index = 0;  // 0-based
@@ -67,16 +87,9 @@ struct CampaignOptions : CampaignBasics {
   // counts are those of one device (a case's draws are chunk-aligned ranges at fixed offsets).
   std::vector<int> devices;
 
-  // Before the first draw, once every case is prepared and the sampler's throughput measured: the plan. An error
-  // returned here stops the campaign (the CLI refuses a plan past its limits unless forced).
-  std::function<Status(const struct CampaignPlan&)> on_plan;
-  // As each case finishes (serialized; completion order), for a journal. An error stops the campaign like a
-  // signal does and is returned.
-  std::function<Status(const CaseResult&)> on_case_done;
-  // The plan as recorded (CampaignReport::draw_plan), before the first draw and again when the campaign re-plans
-  // (its first cases ran slower than planned): for a journal, so that --resume follows it. An error stops the
-  // campaign like a signal does and is returned.
-  std::function<Status(const DrawPlan&)> on_draw_plan;
+  // Told the plan, the recorded plan and each finished case (nullptr: nobody; then the sampler's throughput is
+  // measured only for a time budget).
+  CampaignObserver* observer = nullptr;
   // Cases judged by an earlier run of the same campaign (--resume): reused as they are, not drawn again.
   std::vector<CaseResult> finished;
 };

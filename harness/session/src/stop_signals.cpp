@@ -1,4 +1,4 @@
-#include "stop_signals.h"
+#include "samplecheck/session/stop_signals.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include "samplecheck/samplers/sampler_children.h"
 
-namespace samplecheck::tools {
+namespace samplecheck::harness {
 namespace {
 
 std::atomic<bool> g_stop{false};
@@ -29,7 +29,7 @@ extern "C" void OnStopSignal(int signal) {
   const int saved = errno;
   g_signal = signal;
   g_stop.store(true);
-  harness::KillSamplerChildren();
+  KillSamplerChildren();
   // A second stop signal ends the program at once (default action); a stuck call ends it after the grace.
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
@@ -58,4 +58,4 @@ const std::atomic<bool>* StopSignals::Flag() { return &g_stop; }
 bool StopSignals::Stopped() { return g_stop.load(); }
 int StopSignals::ExitCode() { return 128 + (g_signal ? int(g_signal) : SIGINT); }
 
-}  // namespace samplecheck::tools
+}  // namespace samplecheck::harness

@@ -1,4 +1,5 @@
-// SIGINT and SIGTERM for the commands that draw (run, verify, identify): one definition of what a stop signal does.
+// SIGINT and SIGTERM for the commands that draw (run, verify, replay, identify): one definition of what a stop
+// signal does.
 //   - The first signal sets the stop flag the campaign polls (a case being drawn stops at its next chunk; the
 //     finished cases are journaled), kills the samplers' child processes at once (a busy `process:` or plugin host
 //     would otherwise finish its request first), and restores the default action: a second SIGINT or SIGTERM ends
@@ -11,7 +12,7 @@
 
 #include <atomic>
 
-namespace samplecheck::tools {
+namespace samplecheck::harness {
 
 inline constexpr unsigned kStopGraceSeconds = 5;
 
@@ -22,11 +23,11 @@ class StopSignals {
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
-  // Set by the first signal; for CampaignOptions::stop.
+  // Set by the first signal; for CampaignBasics::stop.
   static const std::atomic<bool>* Flag();
   static bool Stopped();
   // 128 + the signal received (130 SIGINT, 143 SIGTERM); 130 when none was.
   static int ExitCode();
 };
 
-}  // namespace samplecheck::tools
+}  // namespace samplecheck::harness

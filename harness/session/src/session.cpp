@@ -1,0 +1,165 @@
+// The run session of every command that writes a campaign's report (session.h): outputs, locks, the epilogue.
+#include "samplecheck/session/session.h"
+
+#include <filesystem>
+#include <string>
+
+#include "samplecheck/report/html_report.h"
+#include "samplecheck/report/report.h"
+#include "samplecheck/samplers/sampler_registry.h"
+#include "samplecheck/session/stop_signals.h"
+
+namespace samplecheck::harness {
+namespace {
+
+void AddRowInput(const RowSpec& row, const std::string& role, std::vector<NamedPath>& inputs) {
+  if (row.kind != "npy" || row.path.empty()) return;
+  std::filesystem::path p = row.path;
+  if (p.is_relative() && !row.base_dir.empty()) p = row.base_dir / p;
+  inputs.push_back({role, p});
+}
+
+void AddSuiteFile(const std::string& source, std::vector<NamedPath>& inputs) {
+  if (source.empty() || source.rfind("builtin:", 0) == 0) return;
+  if (std::filesystem::exists(source)) inputs.push_back({"the suite file", source});
+}
+
+}  // namespace
+
+std::vector<NamedPath> SuiteInputs(const Suite& suite) {
+  std::vector<NamedPath> inputs;
+  AddSuiteFile(suite.source, inputs);
+  for (const CaseSpec& c : suite.cases) {
+    AddRowInput(c.row, "the .npy of case " + c.name, inputs);
+    for (const BatchEntry& e : c.batch) AddRowInput(e.row, "the .npy of case " + c.name, inputs);
+  }
+  return inputs;
+}
+
+std::vector<NamedPath> SuiteInputs(const SpecSuite& suite) {
+  std::vector<NamedPath> inputs;
+  AddSuiteFile(suite.source, inputs);
+  for (const SpecCaseSpec& c : suite.cases) {
+    for (const SpecRequestSpec& r : c.requests) {
+      AddRowInput(r.target, "the .npy of case " + c.name, inputs);
+      AddRowInput(r.draft.row, "the .npy of case " + c.name, inputs);
+    }
+  }
+  return inputs;
+}
+
+std::vector<NamedPath> SuiteInputs(const ReplaySuite& suite) {
+  std::vector<NamedPath> inputs;
+  AddSuiteFile(suite.source, inputs);
+  for (const ReplayCaseSpec& c : suite.cases) {
+    for (const ReplayEntry& e : c.entries) AddRowInput(e.row, "the .npy of case " + c.name, inputs);
+  }
+  return inputs;
+}
+
+std::vector<NamedPath> SpecInputs(const std::string& role, const std::string& spec) {
+  const std::string library = PluginLibraryOfSpec(spec);
+  if (library.empty()) return {};
+  return {{role, library}};
+}
+
+RunSession::RunSession(SessionOptions options) : o_(std::move(options)), write_{o_.follow_symlinks} {
+  if (!o_.report.empty() && o_.journal_outputs) {
+    journal_path_ = JournalPathFor(o_.report);
+    // Where a journaled run keeps its plan, so that --resume draws the plan the run started with.
+    plan_path_ = journal_path_.string() + ".plan";
+  }
+}
+
+RunSession::~RunSession() = default;
+
+Status RunSession::Open() {
+  // Output paths first: a run of hours must not end in "cannot write", nor destroy a file it reads; one writer per
+  // report (its journal included).
+  const std::vector<NamedPath> outputs{
+      {"--report", o_.report}, {"--html", o_.html}, {"the journal", journal_path_}, {"the journal's plan", plan_path_}};
+  std::vector<NamedPath> inputs = o_.inputs;
+  inputs.push_back({"--plan-from", o_.plan_from});
+  if (Status st = CheckOutputs(outputs, inputs, write_); !st.ok()) return st;
+  auto locks = LockOutputs({{"--report", o_.report}, {"--html", o_.html}});
+  if (!locks.ok()) return locks.error();
+  locks_ = std::move(*locks);
+  if (o_.resume && journal_path_.empty()) {
+    return InvalidArgument("--resume needs --report (the journal is <report>.journal)");
+  }
+  if (o_.resume && o_.restart) {
+    return InvalidArgument("--resume and --restart contradict each other: finish the run, or discard it");
+  }
+  return Status::Ok();
+}
+
+Status RunSession::RefuseInputs(const std::vector<NamedPath>& inputs) const {
+  return CheckOutputsDistinct({{"--report", o_.report},
+                               {"--html", o_.html},
+                               {"the journal", journal_path_},
+                               {"the journal's plan", plan_path_}},
+                              inputs);
+}
+
+int RunSession::Fail(const std::string& message) const {
+  *o_.err << "samplecheck " << o_.command << ": " << message << "\n";
+  return kExitUsage;
+}
+
+int RunSession::CampaignFailed(const Error& error) const {
+  if (StopSignals::Stopped()) return StopSignals::ExitCode();
+  return Fail(error.ToString());
+}
+
+int RunSession::Finish(const CampaignReport& report, const std::string& summary, bool passed) {
+  // Stopped before a case of this run finished: the previous report (a finished run's, or the one the interrupted
+  // run wrote) stays as it is; the journal holds everything.
+  const size_t new_cases = report.cases.size() + (report.shard ? report.shard->evidence.size() : 0) - resumed_cases_;
+  if (report.interrupted && new_cases == 0) {
+    *o_.out << "interrupted before a case finished: nothing written"
+            << (o_.report.empty() ? "" : ", " + o_.report.string() + " left as it was") << "\n";
+    return StopSignals::ExitCode();
+  }
+  if (!o_.report.empty()) {
+    if (Status st = SaveReport(report, o_.report, write_); !st.ok()) return Fail(st);
+  }
+  if (!o_.html.empty()) {
+    if (Status st = SaveHtmlReport(report, o_.html, write_); !st.ok()) return Fail(st);
+  }
+  if (report.shard) return FinishShard(report);
+  *o_.out << summary;
+  if (!o_.report.empty()) *o_.out << "report: " << o_.report.string() << "\n";
+  if (sampler_campaign_) WriteReplaySuites(report);
+  if (!o_.html.empty()) *o_.out << "html:   " << o_.html.string() << "\n";
+  if (report.interrupted) {
+    *o_.out << "interrupted: " << report.cases.size() << " of " << report.planned_cases << " cases judged";
+    if (journal_) *o_.out << "; finish with: " << command_line_ << " --report " << o_.report.string() << " --resume";
+    *o_.out << "\n";
+    return StopSignals::ExitCode();
+  }
+  // A finished run needs no journal: its report holds every case.
+  if (journal_) {
+    std::filesystem::remove(journal_path_);
+    std::filesystem::remove(plan_path_);
+  }
+  return passed ? kExitPass : kExitCheckFailed;
+}
+
+int RunSession::FinishShard(const CampaignReport& report) {
+  const ShardInfo& info = *report.shard;
+  uint64_t draws = 0;
+  for (const ShardRowEvidence& e : info.evidence) {
+    for (const auto& [b, end] : e.pieces) draws += end - b;
+  }
+  for (const CaseResult& c : report.cases) draws += c.draws;
+  *o_.out << "shard " << info.index << "/" << info.count << " of " << report.suite << " on " << report.sampler << ": "
+          << info.items << " work items (" << info.evidence.size() << " row cases' counts, " << report.cases.size()
+          << " batch rows and cases without draws), " << FormatCount(double(draws)) << " draws in "
+          << Progress::FormatDuration(report.seconds) << "\n"
+          << "report: " << o_.report.string() << "\n";
+  if (report.interrupted) return StopSignals::ExitCode();
+  *o_.out << "judge with: samplecheck merge <the " << info.count << " shard reports> --report merged.json\n";
+  return kExitPass;
+}
+
+}  // namespace samplecheck::harness
