@@ -4,7 +4,6 @@
 // campaign passes, 1 it fails, 2 bad input (a file that is not a shard report, shards of different campaigns, a
 // shard missing or given twice, a suite that no longer plans as the shards did).
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,8 +11,8 @@
 #include "command_registry.h"
 #include "options.h"
 #include "samplecheck/campaign/shard.h"
-#include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/session/session.h"
 #include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
@@ -27,24 +26,27 @@ struct MergeOptions {
   bool follow_symlinks = false;
 };
 
-int Fail(const std::string& message) {
-  std::cerr << "samplecheck merge: " << message << "\n";
-  return kExitUsage;
+// The session of the merge: its outputs, none of them a shard report or the suite this merge reads.
+harness::SessionOptions SessionOf(const MergeOptions& o) {
+  harness::SessionOptions s;
+  s.command = "merge";
+  s.report = o.report;
+  s.html = o.html;
+  s.follow_symlinks = o.follow_symlinks;
+  s.inputs = {{"--suite", std::filesystem::exists(o.suite) ? o.suite : ""}};
+  for (size_t k = 0; k < o.shards.size(); ++k) {
+    s.inputs.push_back({"shard report " + std::to_string(k + 1), o.shards[k]});
+  }
+  return s;
 }
 
 int Merge(const MergeOptions& o) {
-  const WriteOptions write{o.follow_symlinks};
-  // Outputs are regular writable files, none of them a shard report or the suite this merge reads; one writer each.
-  const std::vector<NamedPath> outputs{{"--report", o.report}, {"--html", o.html}};
-  std::vector<NamedPath> inputs{{"--suite", std::filesystem::exists(o.suite) ? o.suite : ""}};
-  for (size_t k = 0; k < o.shards.size(); ++k) inputs.push_back({"shard report " + std::to_string(k + 1), o.shards[k]});
-  if (Status st = CheckOutputs(outputs, inputs, write); !st.ok()) return Fail(st.error().message);
-  auto locks = LockOutputs(outputs);
-  if (!locks.ok()) return Fail(locks.error().message);
+  harness::RunSession session(SessionOf(o));
+  if (Status st = session.Open(); !st.ok()) return session.Fail(st);
   std::vector<harness::CampaignReport> shards;
   for (const std::string& path : o.shards) {
     auto r = harness::LoadReport(path);
-    if (!r.ok()) return Fail(r.error().message);  // LoadReport names the file
+    if (!r.ok()) return session.Fail(r.error().message);  // LoadReport names the file
     shards.push_back(std::move(*r));
   }
   // The suite the shards ran: a built-in one by name, a file by its path (or --suite).
@@ -53,29 +55,25 @@ int Merge(const MergeOptions& o) {
     const std::string& source = shards.front().suite_source;
     suite_name = source.rfind("builtin:", 0) == 0 ? source.substr(8) : source;
   }
-  if (Status st = CheckOutputsDistinct(outputs, {{"the shards' suite file", std::filesystem::exists(suite_name) ? suite_name : ""}});
+  if (Status st =
+          session.RefuseInputs({{"the shards' suite file", std::filesystem::exists(suite_name) ? suite_name : ""}});
       !st.ok()) {
-    return Fail(st.error().message);
+    return session.Fail(st);
   }
   auto suite = harness::LoadSuite(suite_name);
-  if (!suite.ok()) return Fail("the shards' suite: " + suite.error().message);
+  if (!suite.ok()) return session.Fail("the shards' suite: " + suite.error().message);
   if (suite->name != shards.front().suite) {
-    return Fail("suite " + suite_name + " is named " + suite->name + ", the shards ran " + shards.front().suite);
+    return session.Fail("suite " + suite_name + " is named " + suite->name + ", the shards ran " +
+                        shards.front().suite);
   }
+  if (Status st = session.RefuseInputs(harness::SuiteInputs(*suite)); !st.ok()) return session.Fail(st);
   std::string command_line = "samplecheck merge";
   for (const std::string& path : o.shards) command_line += " " + path;
   auto merged = harness::MergeShards(*suite, shards, o.shards, command_line);
-  if (!merged.ok()) return Fail(merged.error().message);
-  if (!o.report.empty()) {
-    if (Status st = harness::SaveReport(*merged, o.report, write); !st.ok()) return Fail(st.error().message);
-  }
-  if (!o.html.empty()) {
-    if (Status st = harness::SaveHtmlReport(*merged, o.html, write); !st.ok()) return Fail(st.error().message);
-  }
-  std::cout << "merged " << merged->merged_shards << " shards\n" << harness::FormatSummary(*merged);
-  if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
-  if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
-  return merged->Passed() ? kExitOk : kExitCheckFailed;
+  if (!merged.ok()) return session.Fail(merged.error().message);
+  return session.Finish(
+      *merged, "merged " + std::to_string(merged->merged_shards) + " shards\n" + harness::FormatSummary(*merged),
+      merged->Passed());
 }
 
 const bool registered = RegisterCommand(

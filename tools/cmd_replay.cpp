@@ -7,8 +7,7 @@
 //   samplecheck replay --suite replay-standard --engine cuda --report r.json  # our kernel (GPU)
 //   samplecheck replay --suite replay-standard --engine "process:python3 adapters/prime_rl/replay_client.py vllm"
 //       --trainer "process:python3 adapters/prime_rl/replay_client.py prime-rl"
-#include <atomic>
-#include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -18,10 +17,10 @@
 #include "options.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/core/files.h"
-#include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/replay_source.h"
-#include "samplecheck/samplers/sampler_children.h"
+#include "samplecheck/session/session.h"
+#include "samplecheck/session/stop_signals.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -38,24 +37,11 @@ struct ReplayOptions {
   unsigned jobs = 0;
   std::string report;
   std::string html;
-  bool quiet = false;
+  harness::Progress::Mode progress = harness::Progress::Mode::kAuto;  // replay prints lines unless none
   bool follow_symlinks = false;
   bool list = false;
   harness::EvidencePolicy evidence;
 };
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void OnReplayStop(int signal) {
-  g_stop.store(true);
-  harness::KillSamplerChildren();
-  std::signal(signal, SIG_DFL);
-}
-
-int Fail(const std::string& message) {
-  std::cerr << "samplecheck replay: " << message << "\n";
-  return kExitUsage;
-}
 
 int List() {
   std::cout << "replay sources (--engine, --trainer):\n";
@@ -73,26 +59,31 @@ int List() {
   return kExitOk;
 }
 
-// The aggregate case's figures under the summary: what a trainer's run would see.
-void PrintReplaySummary(const harness::CampaignReport& report) {
+// The summary, and the aggregate case's figures under it: what a trainer's run would see.
+std::string ReplaySummary(const harness::CampaignReport& report) {
+  std::string summary = harness::FormatSummary(report);
   for (const harness::CaseResult& c : report.cases) {
     if (c.name != harness::kReplayAggregateCase) continue;
     for (const harness::CheckOutcome& o : c.outcomes) {
-      if (o.check == "replay-ratio-bias") std::cout << "replay: " << o.finding << "\n";
+      if (o.check == "replay-ratio-bias") summary += "replay: " + o.finding + "\n";
     }
   }
+  return summary;
 }
 
-int Run(const ReplayOptions& o, const std::string& command_line) {
-  if (o.list) return List();
-  if (o.suite.empty()) return Fail("--suite is required (replay-smoke, replay-standard, or a replay suite file)");
-  const WriteOptions write{o.follow_symlinks};
-  for (const std::string& path : {o.report, o.html}) {
-    if (path.empty()) continue;
-    if (Status st = CheckWritable(path, write); !st.ok()) return Fail(st.error().message);
-  }
-  auto suite = harness::LoadReplaySuite(o.suite);
-  if (!suite.ok()) return Fail(suite.error().message);
+// The session of the replay: its outputs, none of them an input (the suite file), one writer each (as run's).
+harness::SessionOptions SessionOf(const ReplayOptions& o) {
+  harness::SessionOptions s;
+  s.command = "replay";
+  s.report = o.report;
+  s.html = o.html;
+  s.follow_symlinks = o.follow_symlinks;
+  s.inputs = {{"the suite file", std::filesystem::exists(o.suite) ? o.suite : ""}};
+  s.progress = o.progress;
+  return s;
+}
+
+harness::ReplayCampaignOptions ReplayOptionsOf(const ReplayOptions& o, const std::string& command_line) {
   harness::ReplayCampaignOptions options;
   options.engine = o.engine;
   options.trainer = o.trainer;
@@ -102,26 +93,32 @@ int Run(const ReplayOptions& o, const std::string& command_line) {
   options.max_ratio_bias = o.max_ratio_bias;
   options.generated = static_cast<size_t>(o.generated);
   options.jobs = o.jobs;
-  options.quiet = o.quiet;
+  options.quiet = o.progress == harness::Progress::Mode::kQuiet;
   options.command_line = command_line;
   options.version = SAMPLECHECK_VERSION;
   options.evidence = o.evidence;
-  options.stop = &g_stop;
-  std::signal(SIGINT, OnReplayStop);
-  std::signal(SIGTERM, OnReplayStop);
-  auto report = harness::RunReplayCampaign(*suite, options);
-  if (!report.ok()) return Fail(report.error().message);
-  if (!o.report.empty()) {
-    if (Status st = harness::SaveReport(*report, o.report, write); !st.ok()) return Fail(st.error().message);
+  return options;
+}
+
+int Run(const ReplayOptions& o, const std::string& command_line) {
+  if (o.list) return List();
+  harness::RunSession session(SessionOf(o));
+  if (o.suite.empty()) {
+    return session.Fail("--suite is required (replay-smoke, replay-standard, or a replay suite file)");
   }
-  if (!o.html.empty()) {
-    if (Status st = harness::SaveHtmlReport(*report, o.html, write); !st.ok()) return Fail(st.error().message);
+  if (Status st = session.Open(); !st.ok()) return session.Fail(st);
+  auto suite = harness::LoadReplaySuite(o.suite);
+  if (!suite.ok()) return session.Fail(suite.error().message);
+  if (Status st = session.RefuseInputs(harness::SuiteInputs(*suite)); !st.ok()) return session.Fail(st);
+  harness::ReplayCampaignOptions options = ReplayOptionsOf(o, command_line);
+  Result<harness::CampaignReport> report = InvalidArgument("not run");
+  {
+    harness::StopSignals signals;
+    options.stop = harness::StopSignals::Flag();
+    report = harness::RunReplayCampaign(*suite, options);
   }
-  std::cout << harness::FormatSummary(*report);
-  PrintReplaySummary(*report);
-  if (!o.report.empty()) std::cout << "report: " << o.report << "\n";
-  if (!o.html.empty()) std::cout << "html:   " << o.html << "\n";
-  return report->Passed() ? kExitOk : kExitCheckFailed;
+  if (!report.ok()) return session.CampaignFailed(report.error().message);  // replay's say no error kind
+  return session.Finish(*report, ReplaySummary(*report), report->Passed());
 }
 
 const bool registered = RegisterCommand(
@@ -148,7 +145,10 @@ const bool registered = RegisterCommand(
                 0u, 4096u);
        cmd.add_option("--report", o->report, "write the JSON report here");
        cmd.add_option("--html", o->html, "write the self-contained HTML report here");
-       cmd.add_flag("--quiet,-q", o->quiet, "no progress lines");
+       AddProgress(cmd, o->progress)->description("auto, bar, lines (replay prints a line per row), none");
+       cmd.add_flag_callback(
+           "--quiet,-q", [o]() { o->progress = harness::Progress::Mode::kQuiet; },
+           "no progress lines (--progress none)");
        cmd.add_flag("--follow-symlinks", o->follow_symlinks,
                     "write reports through a symbolic link at their path (refused otherwise)");
        cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,

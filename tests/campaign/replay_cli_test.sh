@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `samplecheck replay` end to end (docs/replay.md): replay-smoke passes with the exact sides (exit 0, a report the
 # gate re-judges, an HTML report, the aggregate's line); every planted replay fault fails it (exit 1); bad sources
-# and a missing suite are usage errors (exit 2) naming the value; on a GPU our kernel passes it as engine and trainer.
+# and a missing suite are usage errors (exit 2) naming the value; a second replay (or run) on the report a replay is
+# writing is refused (exit 2) as run refuses it; on a GPU our kernel passes it as engine and trainer.
 # Usage: replay_cli_test.sh <samplecheck> <scenario> <scratch dir>
 set -uo pipefail
 bin=$1 scenario=$2 dir=$3
@@ -47,6 +48,30 @@ PY
     grep -q "unknown fault 'nope'" "$dir/err.txt" || fail "the error does not name the fault"
     expect_rc 2 "$bin" replay --quiet
     expect_rc 2 "$bin" replay --suite no-such-suite --quiet
+    ;;
+  two_replays_one_report)
+    # One writer per report (harness/session): while a replay writes r.json (a long rollout, ended by SIGTERM), a
+    # second replay on it is refused with run's message, naming the first one's pid; so is a run.
+    "$bin" replay --suite replay-smoke --rollout 1048576 --progress none --report "$dir/r.json" >"$dir/first.txt" 2>&1 &
+    pid=$!
+    trap 'kill -9 $pid 2>/dev/null' EXIT
+    for _ in $(seq 600); do [ -e "$dir/r.json.lock" ] && break; sleep 0.05; done
+    [ -e "$dir/r.json.lock" ] || fail "the first replay holds no lock on r.json"
+    refusal="another samplecheck (pid $pid) is writing $dir/r.json (it holds $dir/r.json.lock): one writer per report"
+    expect_rc 2 "$bin" replay --suite replay-smoke --progress none --report "$dir/r.json"
+    grep -qxF "samplecheck replay: $refusal; wait for it to finish or write elsewhere" "$dir/err.txt" ||
+      fail "the second replay was not refused as one writer per report"
+    expect_rc 2 "$bin" run --suite smoke --progress none --report "$dir/r.json"
+    grep -qxF "samplecheck run: $refusal; wait for it to finish or write elsewhere" "$dir/err.txt" ||
+      fail "run was not refused with the same message"
+    kill -TERM $pid; wait $pid; rc=$?
+    trap - EXIT
+    cat "$dir/first.txt"
+    [ "$rc" -eq 143 ] || fail "the first replay, stopped by SIGTERM, exited $rc (expected 143)"
+    [ -e "$dir/r.json.lock" ] && fail "the lock file was left behind"
+    # The lock went with its writer; -q is still --progress none.
+    expect_rc 0 "$bin" replay --suite replay-smoke -q --report "$dir/r.json"
+    echo "PASS (two_replays_one_report)"
     ;;
   cuda_passes)
     nvidia-smi -L >/dev/null 2>&1 || { echo "SKIPPED: no CUDA device (nvidia-smi -L lists none)"; exit 77; }

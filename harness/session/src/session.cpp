@@ -106,9 +106,9 @@ int RunSession::Fail(const std::string& message) const {
   return kExitUsage;
 }
 
-int RunSession::CampaignFailed(const Error& error) const {
+int RunSession::CampaignFailed(const std::string& message) const {
   if (StopSignals::Stopped()) return StopSignals::ExitCode();
-  return Fail(error.ToString());
+  return Fail(message);
 }
 
 int RunSession::Finish(const CampaignReport& report, const std::string& summary, bool passed) {

@@ -93,8 +93,9 @@ class RunSession : private CampaignObserver {
   int Fail(const std::string& message) const;
   int Fail(const Status& status) const { return Fail(status.error().message); }
   // A campaign that returned an error: the stop signal's exit code when one stopped it, else Fail with the error's
-  // code and message.
-  int CampaignFailed(const Error& error) const;
+  // kind and message (Error::ToString), or with `message` alone.
+  int CampaignFailed(const Error& error) const { return CampaignFailed(error.ToString()); }
+  int CampaignFailed(const std::string& message) const;
 
   // run: the sampler campaign of `suite` with this session's recorded plan, journal and --resume, under the stop
   // signals, and its epilogue (a shard's evidence, or the summary and the replay suites of failing generated
