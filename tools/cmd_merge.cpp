@@ -3,7 +3,6 @@
 // cases: the verdict, p-values and report are those of the unsharded run of the same seeds. Exit codes: 0 the merged
 // campaign passes, 1 it fails, 2 bad input (a file that is not a shard report, shards of different campaigns, a
 // shard missing or given twice, a suite that no longer plans as the shards did).
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,12 +27,8 @@ struct MergeOptions {
 
 // The session of the merge: its outputs, none of them a shard report or the suite this merge reads.
 harness::SessionOptions SessionOf(const MergeOptions& o) {
-  harness::SessionOptions s;
-  s.command = "merge";
-  s.report = o.report;
-  s.html = o.html;
-  s.follow_symlinks = o.follow_symlinks;
-  s.inputs = {{"--suite", std::filesystem::exists(o.suite) ? o.suite : ""}};
+  harness::SessionOptions s = harness::SessionFor("merge", o.report, o.html, o.follow_symlinks);
+  s.inputs = {harness::SuiteFileInput(o.suite, "--suite")};
   for (size_t k = 0; k < o.shards.size(); ++k) {
     s.inputs.push_back({"shard report " + std::to_string(k + 1), o.shards[k]});
   }
@@ -55,9 +50,7 @@ int Merge(const MergeOptions& o) {
     const std::string& source = shards.front().suite_source;
     suite_name = source.rfind("builtin:", 0) == 0 ? source.substr(8) : source;
   }
-  if (Status st =
-          session.RefuseInputs({{"the shards' suite file", std::filesystem::exists(suite_name) ? suite_name : ""}});
-      !st.ok()) {
+  if (Status st = session.RefuseInputs({harness::SuiteFileInput(suite_name, "the shards' suite file")}); !st.ok()) {
     return session.Fail(st);
   }
   auto suite = harness::LoadSuite(suite_name);

@@ -7,7 +7,6 @@
 //   samplecheck replay --suite replay-standard --engine cuda --report r.json  # our kernel (GPU)
 //   samplecheck replay --suite replay-standard --engine "process:python3 adapters/prime_rl/replay_client.py vllm"
 //       --trainer "process:python3 adapters/prime_rl/replay_client.py prime-rl"
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -73,12 +72,8 @@ std::string ReplaySummary(const harness::CampaignReport& report) {
 
 // The session of the replay: its outputs, none of them an input (the suite file), one writer each (as run's).
 harness::SessionOptions SessionOf(const ReplayOptions& o) {
-  harness::SessionOptions s;
-  s.command = "replay";
-  s.report = o.report;
-  s.html = o.html;
-  s.follow_symlinks = o.follow_symlinks;
-  s.inputs = {{"the suite file", std::filesystem::exists(o.suite) ? o.suite : ""}};
+  harness::SessionOptions s = harness::SessionFor("replay", o.report, o.html, o.follow_symlinks);
+  s.inputs = {harness::SuiteFileInput(o.suite)};
   s.progress = o.progress;
   return s;
 }

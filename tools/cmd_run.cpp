@@ -8,7 +8,6 @@
 // the draws, kills the sampler's child processes and writes what was judged. All of that is the run session's
 // (harness/session: session.h); this file parses the options and hands them to it.
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -108,12 +107,8 @@ int RunSpec(const RunOptions& o, const std::string& command_line) {
 // The session of the run: its outputs (the report, the HTML, the journal and its plan), what it reads (the suite
 // file, --plan-from, a plugin's library), the journal's options and the plan's limit.
 harness::SessionOptions SessionOf(const RunOptions& o) {
-  harness::SessionOptions s;
-  s.command = "run";
-  s.report = o.report;
-  s.html = o.html;
-  s.follow_symlinks = o.follow_symlinks;
-  s.inputs = {{"the suite file", std::filesystem::exists(o.suite) ? o.suite : ""}};
+  harness::SessionOptions s = harness::SessionFor("run", o.report, o.html, o.follow_symlinks);
+  s.inputs = {harness::SuiteFileInput(o.suite)};
   for (NamedPath& in : harness::SpecInputs("--sampler's plugin", o.sampler)) s.inputs.push_back(std::move(in));
   s.progress = o.progress;
   s.journal_outputs = true;

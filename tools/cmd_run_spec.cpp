@@ -1,7 +1,6 @@
 // `samplecheck run --verifier <spec>`: a speculative-decoding suite against a verifier (docs/speculative.md). The
 // report is a sampler campaign's report (JSON, HTML, summary), with the spec checks' fields beside the usual ones.
 // Its outputs, locks and epilogue are the run session's (harness/session).
-#include <filesystem>
 
 #include "command_registry.h"
 #include "run_spec.h"
@@ -12,12 +11,8 @@
 namespace samplecheck::tools {
 
 int RunSpecCampaignCommand(const SpecRunArgs& a, const std::string& command_line) {
-  harness::SessionOptions s;
-  s.command = "run";
-  s.report = a.report;
-  s.html = a.html;
-  s.follow_symlinks = a.follow_symlinks;
-  s.inputs = {{"the suite file", std::filesystem::exists(a.suite) ? a.suite : ""}};
+  harness::SessionOptions s = harness::SessionFor("run", a.report, a.html, a.follow_symlinks);
+  s.inputs = {harness::SuiteFileInput(a.suite)};
   for (NamedPath& in : harness::SpecInputs("--verifier's plugin", a.verifier)) s.inputs.push_back(std::move(in));
   s.progress = a.quiet ? harness::Progress::Mode::kQuiet : harness::Progress::Mode::kAuto;
   harness::RunSession session(std::move(s));

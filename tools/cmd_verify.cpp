@@ -5,7 +5,6 @@
 //
 //   samplecheck verify --sampler cuda --profile vllm --report verify.json --html verify.html
 //   samplecheck verify --sampler plugin:./libmine.so --suite smoke --baseline main.json
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,13 +35,8 @@ struct VerifyOptions {
 
 // The session of the gate: its outputs, none of them an input (the baseline, the suite file, a plugin's library).
 harness::SessionOptions SessionOf(const VerifyOptions& o) {
-  harness::SessionOptions s;
-  s.command = "verify";
-  s.report = o.report;
-  s.html = o.html;
-  s.follow_symlinks = o.follow_symlinks;
-  s.inputs = {{"--baseline", o.gate.baseline},
-              {"the suite file", std::filesystem::exists(o.gate.suite) ? o.gate.suite : ""}};
+  harness::SessionOptions s = harness::SessionFor("verify", o.report, o.html, o.follow_symlinks);
+  s.inputs = {{"--baseline", o.gate.baseline}, harness::SuiteFileInput(o.gate.suite)};
   for (NamedPath& in : harness::SpecInputs("--sampler's plugin", o.sampler)) s.inputs.push_back(std::move(in));
   s.progress = o.gate.campaign.progress;
   return s;

@@ -63,6 +63,20 @@ std::vector<NamedPath> SpecInputs(const std::string& role, const std::string& sp
   return {{role, library}};
 }
 
+SessionOptions SessionFor(std::string command, std::filesystem::path report, std::filesystem::path html,
+                          bool follow_symlinks) {
+  SessionOptions s;
+  s.command = std::move(command);
+  s.report = std::move(report);
+  s.html = std::move(html);
+  s.follow_symlinks = follow_symlinks;
+  return s;
+}
+
+NamedPath SuiteFileInput(const std::string& suite, std::string role) {
+  return {std::move(role), std::filesystem::exists(suite) ? suite : ""};
+}
+
 RunSession::RunSession(SessionOptions options) : o_(std::move(options)), write_{o_.follow_symlinks} {
   if (!o_.report.empty() && o_.journal_outputs) {
     journal_path_ = JournalPathFor(o_.report);

@@ -74,6 +74,11 @@ std::vector<NamedPath> SuiteInputs(const ReplaySuite& suite);
 // The library a plugin spec loads (plugin:<lib.so>[:config], plugin-inproc:, through lossy:) as an input named
 // `role` ("--sampler's plugin"); none for other specs.
 std::vector<NamedPath> SpecInputs(const std::string& role, const std::string& spec);
+// What every command's session starts from: its name and its outputs (--report, --html, --follow-symlinks).
+SessionOptions SessionFor(std::string command, std::filesystem::path report, std::filesystem::path html,
+                          bool follow_symlinks);
+// The suite a command reads as an input named `role`, when it is a file (a built-in suite's name is none).
+NamedPath SuiteFileInput(const std::string& suite, std::string role = "the suite file");
 
 class RunSession : private CampaignObserver {
  public:
