@@ -22,8 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-
 CaseStatus StatusFromName(const std::string& s) {
   if (s == "pass") return CaseStatus::kPass;
   if (s == "fail") return CaseStatus::kFail;

@@ -19,8 +19,6 @@
 namespace samplecheck::harness {
 namespace {
 
-Error PluginError(std::string message) { return {ErrorCode::kPlugin, std::move(message)}; }
-
 // A dlopen handle, closed last (after the plugin handle is destroyed).
 class Library {
  public:

@@ -43,8 +43,6 @@ constexpr RequestLimits kPluginHostLimits{size_t{256} << 20, uint64_t{1} << 22};
 // The deadlines a user may set, in seconds: (0, kMaxTimeoutSeconds].
 constexpr double kMaxTimeoutSeconds = 86400.0;
 
-Error PluginError(std::string message) { return {ErrorCode::kPlugin, std::move(message)}; }
-
 // `text` as it can be quoted in a message: printable ASCII as is, every other byte as \xNN.
 std::string Printable(std::string_view text) {
   static const char kHex[] = "0123456789abcdef";

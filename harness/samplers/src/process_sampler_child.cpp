@@ -78,8 +78,6 @@ namespace {
 
 constexpr size_t kStderrTailBytes = 4096;
 
-Error PluginError(std::string message) { return {ErrorCode::kPlugin, std::move(message)}; }
-
 std::string Errno(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 void IgnoreSigpipeOnce() {

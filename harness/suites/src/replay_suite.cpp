@@ -13,9 +13,6 @@
 namespace samplecheck::harness {
 namespace {
 
-
-Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-
 // A field of one of a few names: the index of `text` in `names`, or kParse naming the field and what is allowed.
 template <class E, size_t N>
 Result<E> Choice(const nlohmann::json& c, const char* field, const char* const (&names)[N], E fallback,

@@ -16,8 +16,6 @@
 namespace samplecheck::harness {
 namespace {
 
-Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-
 // The deterministic stream of a row: splitmix64 outputs, uniforms in (0, 1) from their top 53 bits.
 class Stream {
  public:

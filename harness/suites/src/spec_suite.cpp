@@ -11,9 +11,6 @@
 namespace samplecheck::harness {
 namespace {
 
-
-Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-
 Result<DraftForm> ParseForm(const std::string& s) {
   if (s == "probabilities") return DraftForm::kProbabilities;
   if (s == "logits") return DraftForm::kLogits;

@@ -15,9 +15,6 @@
 namespace samplecheck::harness {
 namespace {
 
-
-Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
-
 std::string Num(double v) {
   std::ostringstream os;
   os << v;

@@ -74,5 +74,7 @@ class [[nodiscard]] Result {
 inline Error InvalidArgument(std::string message) { return {ErrorCode::kInvalidArgument, std::move(message)}; }
 inline Error Unsupported(std::string message) { return {ErrorCode::kUnsupported, std::move(message)}; }
 inline Error InternalError(std::string message) { return {ErrorCode::kInternal, std::move(message)}; }
+inline Error ParseError(std::string message) { return {ErrorCode::kParse, std::move(message)}; }
+inline Error PluginError(std::string message) { return {ErrorCode::kPlugin, std::move(message)}; }
 
 }  // namespace samplecheck
