@@ -38,14 +38,14 @@ TEST(PlanTest, TheReportRecordsEveryCaseDrawsAndWhy) {
   auto report = RunSmall(SmallSuite(0));
   ASSERT_TRUE(report.ok()) << report.error().message;
   const DrawPlan& plan = report->draw_plan;
-  EXPECT_EQ(plan.basis, "power");
+  EXPECT_EQ(plan.basis, PlanBasis::kPower);
   ASSERT_EQ(plan.cases.size(), report->cases.size());
   for (size_t i = 0; i < plan.cases.size(); ++i) {
     EXPECT_EQ(plan.cases[i].name, report->cases[i].name);
     EXPECT_EQ(plan.cases[i].draws, report->cases[i].status == CaseStatus::kSkipped ? 0 : report->cases[i].draws);
   }
-  EXPECT_EQ(plan.cases[0].why, "cap");  // TV 0.05 at 40 kept tokens needs more than the cap of 4096
-  EXPECT_EQ(plan.cases[3].why, "skipped");
+  EXPECT_EQ(plan.cases[0].why, DrawsWhy::kCap);  // TV 0.05 at 40 kept tokens needs more than the cap of 4096
+  EXPECT_EQ(plan.cases[3].why, DrawsWhy::kSkipped);
   EXPECT_NE(plan.fingerprint, 0u);
   auto back = DrawPlanFromJson(DrawPlanToJson(plan));
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -56,11 +56,11 @@ TEST(PlanTest, PlanFromReplaysARecordedPlanWhateverTheBudget) {
   // A huge budget gives full power (up to 65536 draws); the same suite without a budget replays that plan.
   auto budgeted = RunSmall(SmallSuite(3600));
   ASSERT_TRUE(budgeted.ok()) << budgeted.error().message;
-  EXPECT_EQ(budgeted->draw_plan.basis, "budget: full power");
+  EXPECT_EQ(budgeted->draw_plan.basis, PlanBasis::kBudgetFullPower);
   EXPECT_GT(budgeted->cases[0].draws, 4096u);
   auto replay = RunSmall(SmallSuite(0), budgeted->draw_plan);
   ASSERT_TRUE(replay.ok()) << replay.error().message;
-  EXPECT_EQ(replay->draw_plan.basis, "recorded");
+  EXPECT_EQ(replay->draw_plan.basis, PlanBasis::kRecorded);
   ASSERT_EQ(replay->cases.size(), budgeted->cases.size());
   for (size_t i = 0; i < replay->cases.size(); ++i) {
     EXPECT_EQ(replay->cases[i].draws, budgeted->cases[i].draws) << replay->cases[i].name;

@@ -197,17 +197,17 @@ Status ApplyBudget(CampaignWork& work, const CostModel& cost, unsigned workers, 
       PreparedCase& pc = work.prepared[i];
       if (!RowCase(pc) || work.resumed[i]) continue;
       if (Status st = PlanCaseDraws(pc, full[i]); !st.ok()) return st;
-      work.why[i] = pc.result.draws < pc.result.planned_draws ? "budget cap" : "budget";
+      work.why[i] = pc.result.draws < pc.result.planned_draws ? DrawsWhy::kBudgetCap : DrawsWhy::kBudget;
       every_plan_met = every_plan_met && pc.result.draws >= pc.result.planned_draws;
     }
     work.report.full_power = work.plan.full_power = every_plan_met;
-    RecordPlan(work, "budget: full power", reason.str());
+    RecordPlan(work, PlanBasis::kBudgetFullPower, reason.str());
     work.report.draw_plan.planned_seconds = full_seconds;
   } else {
     if (caps_seconds > 1.2 * work.budget_seconds) {
       work.plan.budget_note = Affordable(work, cost, workers, caps_seconds);
     }
-    RecordPlan(work, "budget: caps", reason.str());
+    RecordPlan(work, PlanBasis::kBudgetCaps, reason.str());
     work.report.draw_plan.planned_seconds = caps_seconds;
   }
   work.total_draws = 0;

@@ -21,7 +21,7 @@ struct CampaignWork {
   std::vector<std::vector<size_t>> units;
   std::vector<bool> resumed;
   std::vector<CaseBudget> budgets;  // per prepared case: what it was planned with (the time budget re-plans)
-  std::vector<std::string> why;     // per prepared case: why it has its draws (DrawPlan)
+  std::vector<DrawsWhy> why;        // per prepared case: why it has its draws (DrawPlan)
   CampaignPlan plan;
   uint64_t total_draws = 0;
   double budget_seconds = 0.0;      // the suite's time budget, or --budget (0: none)
@@ -77,9 +77,9 @@ Status PlanAtDraws(PreparedCase& prepared, uint64_t draws);
 // and alpha: the Pearson head binning's, or the support check's at `support_draws` with one kept token.
 Status PlanBinningAt(PreparedCase& prepared, double draws, double support_draws);
 // Why a case has its draws ("power", "cap", "floor", "unsamplable", "skipped", "batch"), from its plan.
-std::string WhyDraws(const PreparedCase& prepared);
+DrawsWhy WhyDraws(const PreparedCase& prepared);
 // The record of the plan (DrawPlan) as it stands: every case's draws, cap and why.
-void RecordPlan(CampaignWork& work, const std::string& basis, const std::string& reason);
+void RecordPlan(CampaignWork& work, PlanBasis basis, const std::string& reason);
 
 // A batch case's rows as prepared cases "<name>/b<k>" (prepare.cpp), and how many there are.
 Result<std::vector<PreparedCase>> PrepareBatch(const CaseSpec& cs, const Profile& profile, uint64_t seed,

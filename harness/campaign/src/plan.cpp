@@ -58,7 +58,8 @@ Status Identity(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
 Result<std::vector<CaseSpec>> SuiteCases(const Suite& suite, const Profile& profile, uint64_t seed, size_t generated) {
   std::vector<CaseSpec> cases = suite.cases;
   if (suite.generated > 0) {
-    for (CaseSpec& cs : GenerateCases(suite.generated_seed.value_or(seed), suite.generated, profile, "gen")) {
+    for (CaseSpec& cs :
+         GenerateCases(suite.generated_seed.value_or(seed), suite.generated, profile, CaseOrigin::kGenerated)) {
       cs.max_draws = suite.generated_max_draws;
       cases.push_back(std::move(cs));
     }
@@ -69,7 +70,8 @@ Result<std::vector<CaseSpec>> SuiteCases(const Suite& suite, const Profile& prof
     for (CaseSpec& cs : *corners) cases.push_back(std::move(cs));
   }
   if (generated > 0) {
-    for (CaseSpec& cs : GenerateCases(seed ^ 0xC11, generated, profile, "cli-gen")) cases.push_back(std::move(cs));
+    for (CaseSpec& cs : GenerateCases(seed ^ 0xC11, generated, profile, CaseOrigin::kCommandLine))
+      cases.push_back(std::move(cs));
   }
   return cases;
 }
@@ -220,7 +222,7 @@ Status PlanShard(CampaignWork& work, const std::optional<uint64_t>& cap) {
     PreparedCase& pc = work.prepared[i];
     if (!RowCase(pc) || work.resumed[i]) continue;
     if (Status st = PlanCaseDraws(pc, FullBudget(work.budgets[i], work, cap)); !st.ok()) return st;
-    work.why[i] = pc.result.draws < pc.result.planned_draws ? "budget cap" : "budget";
+    work.why[i] = pc.result.draws < pc.result.planned_draws ? DrawsWhy::kBudgetCap : DrawsWhy::kBudget;
     every_plan_met = every_plan_met && pc.result.draws >= pc.result.planned_draws;
   }
   work.report.full_power = work.plan.full_power = every_plan_met;
@@ -273,17 +275,17 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
   if (Status st = Identity(work, suite, in); !st.ok()) return st.error();
   if (Status st = PrepareCases(work, suite, in); !st.ok()) return st.error();
   if (Status st = CheckFinishedSpecs(work, *in.finished); !st.ok()) return st.error();
-  std::string basis = in.budget_seconds > 0 ? "budget: caps" : "power";
+  PlanBasis basis = in.budget_seconds > 0 ? PlanBasis::kBudgetCaps : PlanBasis::kPower;
   if (in.recorded) {
     if (Status st = ApplyRecordedPlan(work, *in.recorded, in.recorded_source); !st.ok()) return st.error();
     if (!in.max_draws) work.report.max_draws_override = RecordedMaxDraws(work);
-    basis = "recorded";
+    basis = PlanBasis::kRecorded;
   }
   if (Status st = MatchFinished(work, *in.finished, in.max_draws); !st.ok()) return st.error();
   if (in.sharded && in.budget_seconds > 0 && !in.recorded) {
     if (Status st = PlanShard(work, in.max_draws); !st.ok()) return st.error();
   }
-  if (in.sharded) basis = "shard";
+  if (in.sharded) basis = PlanBasis::kShard;
   for (size_t i = 0; i < work.prepared.size(); ++i) {
     if (work.resumed[i]) ++work.plan.resumed;
     if (work.prepared[i].skip && !work.resumed[i]) ++work.plan.skipped;
@@ -294,7 +296,7 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
   return work;
 }
 
-void RecordPlan(CampaignWork& work, const std::string& basis, const std::string& reason) {
+void RecordPlan(CampaignWork& work, PlanBasis basis, const std::string& reason) {
   DrawPlan& plan = work.report.draw_plan;
   plan.basis = basis;
   if (!reason.empty() || plan.reason.empty()) plan.reason = reason;

@@ -210,15 +210,15 @@ Status PlanBinningAt(PreparedCase& pc, double draws, double support_draws) {
   return Status::Ok();
 }
 
-std::string WhyDraws(const PreparedCase& pc) {
+DrawsWhy WhyDraws(const PreparedCase& pc) {
   const CaseResult& r = pc.result;
-  if (pc.skip) return "skipped";
-  if (pc.refusal) return "refusal";
-  if (r.unsamplable) return "unsamplable";
-  if (r.batch.size > 0) return "batch";
-  if (r.draws < r.planned_draws) return "cap";
-  if (r.draws > r.planned_draws) return "floor";
-  return "power";
+  if (pc.skip) return DrawsWhy::kSkipped;
+  if (pc.refusal) return DrawsWhy::kRefusal;
+  if (r.unsamplable) return DrawsWhy::kUnsamplable;
+  if (r.batch.size > 0) return DrawsWhy::kBatch;
+  if (r.draws < r.planned_draws) return DrawsWhy::kCap;
+  if (r.draws > r.planned_draws) return DrawsWhy::kFloor;
+  return DrawsWhy::kPower;
 }
 
 size_t BatchRows(const CaseSpec& cs) {

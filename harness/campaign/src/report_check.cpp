@@ -16,6 +16,7 @@
 #include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/checks/case_spec.h"
 #include "samplecheck/checks/checks.h"
+#include "samplecheck/suites/generated.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
@@ -236,7 +237,7 @@ namespace {
 CampaignOptions ReplanOptions(const CampaignReport& r) {
   CampaignOptions options = OptionsOfReport(r);
   options.max_draws = r.max_draws_override;
-  for (const CaseResult& c : r.cases) options.generated += c.name.rfind("cli-gen/", 0) == 0 ? 1 : 0;
+  for (const CaseResult& c : r.cases) options.generated += OriginOfCase(c.name) == CaseOrigin::kCommandLine ? 1 : 0;
   if (!r.draw_plan.empty()) {
     options.plan_from = r.draw_plan;
     options.plan_from_source = "the report's draw_plan";

@@ -8,13 +8,62 @@ namespace samplecheck::harness {
 
 using nlohmann::json;
 
+namespace {
+
+constexpr std::pair<DrawsWhy, const char*> kDrawsWhyNames[] = {
+    {DrawsWhy::kPower, "power"},
+    {DrawsWhy::kCap, "cap"},
+    {DrawsWhy::kFloor, "floor"},
+    {DrawsWhy::kBudget, "budget"},
+    {DrawsWhy::kBudgetCap, "budget cap"},
+    {DrawsWhy::kBatch, "batch"},
+    {DrawsWhy::kUnsamplable, "unsamplable"},
+    {DrawsWhy::kSkipped, "skipped"},
+    {DrawsWhy::kRefusal, "refusal"},
+    {DrawsWhy::kReplanned, "replanned"},
+    {DrawsWhy::kRecorded, "recorded"},
+};
+constexpr std::pair<PlanBasis, const char*> kPlanBasisNames[] = {
+    {PlanBasis::kPower, "power"},
+    {PlanBasis::kBudgetFullPower, "budget: full power"},
+    {PlanBasis::kBudgetCaps, "budget: caps"},
+    {PlanBasis::kBudgetReplanned, "budget: replanned"},
+    {PlanBasis::kShard, "shard"},
+    {PlanBasis::kRecorded, "recorded"},
+};
+
+template <class E, size_t N>
+const char* NameIn(const std::pair<E, const char*> (&names)[N], E value) {
+  for (const auto& [v, name] : names) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+template <class E, size_t N>
+Result<E> FromNameIn(const std::pair<E, const char*> (&names)[N], const std::string& text, const char* what) {
+  std::string allowed;
+  for (const auto& [v, name] : names) {
+    if (text == name) return v;
+    allowed += std::string(allowed.empty() ? "" : ", ") + "\"" + name + "\"";
+  }
+  return ParseError(std::string(what) + " \"" + text + "\" is unknown; allowed: " + allowed);
+}
+
+}  // namespace
+
+const char* DrawsWhyName(DrawsWhy why) { return NameIn(kDrawsWhyNames, why); }
+Result<DrawsWhy> DrawsWhyFromName(const std::string& name) { return FromNameIn(kDrawsWhyNames, name, "why"); }
+const char* PlanBasisName(PlanBasis basis) { return NameIn(kPlanBasisNames, basis); }
+Result<PlanBasis> PlanBasisFromName(const std::string& name) { return FromNameIn(kPlanBasisNames, name, "basis"); }
+
 json DrawPlanToJson(const DrawPlan& plan) {
   if (plan.empty()) return nullptr;
   json cases = json::array();
   for (const PlannedCase& c : plan.cases) {
-    cases.push_back({{"case", c.name}, {"draws", c.draws}, {"max_draws", c.max_draws}, {"why", c.why}});
+    cases.push_back({{"case", c.name}, {"draws", c.draws}, {"max_draws", c.max_draws}, {"why", DrawsWhyName(c.why)}});
   }
-  return {{"basis", plan.basis},
+  return {{"basis", PlanBasisName(plan.basis)},
           {"reason", plan.reason},
           {"budget_seconds", JsonNumber(plan.budget_seconds)},
           {"planned_seconds", JsonNumber(plan.planned_seconds)},
@@ -27,7 +76,9 @@ json DrawPlanToJson(const DrawPlan& plan) {
 Result<DrawPlan> DrawPlanFromJson(const json& j) {
   DrawPlan plan;
   try {
-    plan.basis = j.at("basis").get<std::string>();
+    Result<PlanBasis> basis = PlanBasisFromName(j.at("basis").get<std::string>());
+    if (!basis.ok()) return basis.error().WithContext("\"draw_plan\"");
+    plan.basis = *basis;
     plan.reason = j.at("reason").get<std::string>();
     plan.budget_seconds = ReadJsonNumber(j.at("budget_seconds"));
     plan.planned_seconds = ReadJsonNumber(j.at("planned_seconds"));
@@ -35,8 +86,10 @@ Result<DrawPlan> DrawPlanFromJson(const json& j) {
     plan.fingerprint = j.at("fingerprint").get<uint64_t>();
     plan.replanned = j.at("replanned").get<uint32_t>();
     for (const json& c : j.at("cases")) {
-      plan.cases.push_back({c.at("case").get<std::string>(), c.at("draws").get<uint64_t>(),
-                            c.at("max_draws").get<uint64_t>(), c.at("why").get<std::string>()});
+      Result<DrawsWhy> why = DrawsWhyFromName(c.at("why").get<std::string>());
+      if (!why.ok()) return why.error().WithContext("\"draw_plan\" case " + c.at("case").get<std::string>());
+      plan.cases.push_back(
+          {c.at("case").get<std::string>(), c.at("draws").get<uint64_t>(), c.at("max_draws").get<uint64_t>(), *why});
     }
   } catch (const std::exception& e) {
     return Error{ErrorCode::kParse, std::string("\"draw_plan\": ") + JsonErrorText(e)};
@@ -56,10 +109,10 @@ Result<DrawPlan> PlanOfReport(const CampaignReport& report) {
                            std::to_string(report.planned_cases) + " planned cases and no recorded plan");
   }
   DrawPlan plan;
-  plan.basis = "recorded";
+  plan.basis = PlanBasis::kRecorded;
   plan.reason = "the draws of every case of a report written before plans were recorded";
   for (const CaseResult& c : report.cases) {
-    plan.cases.push_back({c.name, c.status == CaseStatus::kSkipped ? 0 : c.draws, c.max_draws, "recorded"});
+    plan.cases.push_back({c.name, c.status == CaseStatus::kSkipped ? 0 : c.draws, c.max_draws, DrawsWhy::kRecorded});
   }
   return plan;
 }

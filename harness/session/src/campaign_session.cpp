@@ -12,6 +12,7 @@
 #include "samplecheck/report/report.h"
 #include "samplecheck/session/session.h"
 #include "samplecheck/session/stop_signals.h"
+#include "samplecheck/suites/generated.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
@@ -45,15 +46,13 @@ std::string Describe(const CampaignPlan& plan) {
     line += ", about " + Progress::FormatDuration(plan.estimated_seconds) + " at " +
             FormatCount(plan.draws_per_second) + " draws/s (measured)";
   }
-  if (plan.draw_plan != nullptr) line += "; draws by " + plan.draw_plan->basis;
+  if (plan.draw_plan != nullptr) line += std::string("; draws by ") + PlanBasisName(plan.draw_plan->basis);
   return line;
 }
 
 // A generated (or corner) case that failed becomes a one-case suite beside the report, which replays it.
 bool WantsReplaySuite(const CaseResult& c) {
-  const bool generated =
-      c.name.rfind("gen/", 0) == 0 || c.name.rfind("cli-gen/", 0) == 0 || c.name.rfind("corner/", 0) == 0;
-  return generated && c.status == CaseStatus::kFail && c.batch.size == 0;
+  return MadeByGenerator(OriginOfCase(c.name)) && c.status == CaseStatus::kFail && c.batch.size == 0;
 }
 
 }  // namespace

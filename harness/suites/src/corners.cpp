@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "samplecheck/suites/case_seed.h"
+#include "samplecheck/suites/generated.h"
 #include "samplecheck/suites/row_source.h"
 #include "splitmix_stream.h"
 
@@ -172,7 +173,7 @@ double BoundaryTopP(const std::vector<float>& logits, double temperature) {
 // A case's name, row and parameters from a design row, resolved on the row the campaign builds for it.
 Result<CaseSpec> CornerCase(const std::vector<uint32_t>& levels, size_t index, uint64_t campaign_seed) {
   CaseSpec cs;
-  cs.name = "corner/" + std::to_string(index);
+  cs.name = CaseName(CaseOrigin::kCorner, std::to_string(index));
   const int64_t vocab = kVocabs[levels[kVocab]];
   cs.row = CornerRow(levels[kRow], vocab);
   auto logits = MakeRow(cs.row, CaseRowSeed(CaseSeed(campaign_seed, cs.name)));
@@ -261,7 +262,7 @@ Result<std::vector<CaseSpec>> CornerCases(uint64_t design_seed, uint64_t campaig
   };
   for (const auto& [field, params] : probes) {
     CaseSpec cs;
-    cs.name = std::string("corner/refuse-") + field;
+    cs.name = CaseName(CaseOrigin::kCorner, std::string("refuse-") + field);
     cs.row = CornerRow(0, 1001);
     cs.params = params;
     cases.push_back(std::move(cs));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "samplecheck/suites/row_source.h"
 #include "splitmix_stream.h"
@@ -66,12 +67,36 @@ SamplingParams GenerateParams(Stream& s, int64_t vocab) {
 
 }  // namespace
 
-std::vector<CaseSpec> GenerateCases(uint64_t seed, size_t count, const Profile& profile, const std::string& prefix) {
+namespace {
+
+constexpr std::pair<CaseOrigin, std::string_view> kOriginPrefixes[] = {
+    {CaseOrigin::kGenerated, "gen/"},
+    {CaseOrigin::kCommandLine, "cli-gen/"},
+    {CaseOrigin::kCorner, "corner/"},
+};
+
+}  // namespace
+
+std::string CaseName(CaseOrigin origin, std::string_view rest) {
+  for (const auto& [o, prefix] : kOriginPrefixes) {
+    if (o == origin) return std::string(prefix) + std::string(rest);
+  }
+  return std::string(rest);
+}
+
+CaseOrigin OriginOfCase(std::string_view name) {
+  for (const auto& [origin, prefix] : kOriginPrefixes) {
+    if (name.starts_with(prefix)) return origin;
+  }
+  return CaseOrigin::kSuite;
+}
+
+std::vector<CaseSpec> GenerateCases(uint64_t seed, size_t count, const Profile& profile, CaseOrigin origin) {
   std::vector<CaseSpec> cases;
   Stream s(SplitMix64(seed ^ 0x6E6E7261746564ULL));
   for (size_t i = 0; i < count; ++i) {
     CaseSpec cs;
-    cs.name = prefix + "/" + std::to_string(i);
+    cs.name = CaseName(origin, std::to_string(i));
     cs.row = GenerateRow(s);
     // Redraw until the judged profile accepts the parameters (a generated case is judged, never skipped).
     for (int attempt = 0; attempt < 64; ++attempt) {

@@ -179,18 +179,48 @@ struct ShardInfo {
 
 // The Plan stage's decision, recorded in the report ("draw_plan", docs/report-format.md): every planned case's draws
 // and why, what decided them, and the time planned against the time spent. A run is reproducible from (suite, seed,
-// sampler, profile) when `basis` does not depend on the clock ("power", "shard", "recorded"); otherwise
+// sampler, profile) when `basis` does not depend on the clock (kPower, kShard, kRecorded); otherwise
 // `samplecheck run ... --plan-from <this report>` replays exactly this plan.
+
+// Why a planned case has its draws; the report writes the name beside each ("why").
+enum class DrawsWhy {
+  kPower,        // "power": what the power plan asks, under the cap
+  kCap,          // "cap": the power plan asks more than --max-draws
+  kFloor,        // "floor": raised to the suite's min_draws
+  kBudget,       // "budget": what the time budget gave (full power)
+  kBudgetCap,    // "budget cap": the time budget gave less than the power plan asks
+  kBatch,        // "batch": a batch case's draws (planned with its batch)
+  kUnsamplable,  // "unsamplable": a row without a sampling distribution (no draws)
+  kSkipped,      // "skipped": not drawn (its reason in the case)
+  kRefusal,      // "refusal": a refusal probe (its parameters must be refused; no draws)
+  kReplanned,    // "replanned": back to its cap when the first cases ran slower than planned
+  kRecorded,     // "recorded": the draws of a report written before plans were recorded
+};
+const char* DrawsWhyName(DrawsWhy why);
+// kParse naming the text and every allowed name.
+Result<DrawsWhy> DrawsWhyFromName(const std::string& name);
+
+// What decided the plan; the report writes the name ("basis").
+enum class PlanBasis {
+  kPower,            // "power": no time budget
+  kBudgetFullPower,  // "budget: full power": the time budget affords every case's power plan
+  kBudgetCaps,       // "budget: caps": the time budget affords less; the cases at their caps
+  kBudgetReplanned,  // "budget: replanned": full power, then re-planned when the first cases ran slower
+  kShard,            // "shard": a shard plans without the clock
+  kRecorded,         // "recorded": --plan-from, or the journal of a resumed run
+};
+const char* PlanBasisName(PlanBasis basis);
+// kParse naming the text and every allowed name.
+Result<PlanBasis> PlanBasisFromName(const std::string& name);
+
 struct PlannedCase {
   std::string name;
   uint64_t draws = 0;
   uint64_t max_draws = 0;  // the cap it was planned under (raised when the time budget gave full power)
-  std::string why;         // "power", "cap", "floor" (min_draws), "budget", "budget cap", "batch", "unsamplable",
-                           // "skipped", "replanned" (back to its cap when the first cases ran slower than planned)
+  DrawsWhy why = DrawsWhy::kPower;
 };
 struct DrawPlan {
-  std::string basis;               // "power" (no time budget), "budget: full power", "budget: caps", "shard",
-                                   // "recorded" (--plan-from, or the journal of a resumed run)
+  PlanBasis basis = PlanBasis::kPower;
   std::string reason;              // one line for people: the budget, the measured cost, what it afforded
   double budget_seconds = 0.0;     // the time budget (0: none)
   double planned_seconds = 0.0;    // the estimate before drawing, from the measured cost (0: not measured)
