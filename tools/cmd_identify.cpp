@@ -4,7 +4,6 @@
 // probes are printed and written, marked interrupted: not a verdict).
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -65,8 +64,8 @@ int Identify(IdentifyCommandOptions& o) {
     return kExitUsage;
   }
   if (!o.profile.empty()) {
-    if (!FindProfile(o.profile)) {
-      std::cerr << "samplecheck identify: unknown profile \"" << o.profile << "\" (samplecheck list --profiles)\n";
+    if (Result<const Profile*> p = ProfileByName(o.profile); !p.ok()) {
+      std::cerr << "samplecheck identify: " << p.error().message << "\n";
       return kExitUsage;
     }
     o.identify.sampler_profile = o.profile;
@@ -74,14 +73,7 @@ int Identify(IdentifyCommandOptions& o) {
   harness::StopSignals
       signals;  // SIGINT/SIGTERM: no further probe; what the finished ones show is printed (not a verdict)
   o.identify.stop = harness::StopSignals::Flag();
-  if (o.progress) {
-    o.identify.on_probe = [](const harness::Probe& probe, size_t index, size_t total, double seconds) {
-      std::cerr << "identify: probe " << index << "/" << total << " " << probe.name << " done in " << std::fixed
-                << std::setprecision(1) << seconds << " s" << (probe.sampler_rejected ? " (params rejected)" : "")
-                << "\n"
-                << std::flush;
-    };
-  }
+  if (o.progress) o.identify.progress = harness::Progress::Mode::kLines;
   auto result = harness::IdentifySampler(o.identify);
   if (!result.ok()) {
     if (harness::StopSignals::Stopped()) return harness::StopSignals::ExitCode();

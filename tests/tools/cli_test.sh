@@ -134,7 +134,7 @@ case "$scenario" in
     # One draw set per probe judged by every profile at alpha 1e-6 per probe and profile.
     expect_rc 0 "$bin" identify --sampler exact:hf --seed 1 --progress
     grep -q "consistent with: hf$" "$dir/out.txt" || fail "hf not singled out"
-    grep -q "^identify: probe 1/[0-9]* .* done in [0-9.]* s" "$dir/err.txt" || fail "--progress printed no probe line"
+    grep -Eq "^\[ *1/[0-9]+\] done +V1 p=0.5 +262144 draws +[0-9.]+ s$" "$dir/err.txt" || fail "--progress printed no probe line"
     grep -q "INTERRUPTED" "$dir/out.txt" && fail "a finished identify reads as interrupted"
     ;;
   list)

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "campaign_work.h"
@@ -46,12 +48,12 @@ Status CheckOptions(const CampaignOptions& options, const std::string& judged) {
   return Status::Ok();
 }
 
-// The judged profile (--profile, else the suite's, else the sampler's claim, else vllm) and the first sampler.
+// The judged profile (JudgedProfile's rule: --profile, the suite's, the sampler's claim, vllm) and the first sampler.
 Result<Samplers> OpenSampler(const Suite& suite, const CampaignOptions& options) {
   Samplers s;
-  s.judged = !options.profile.empty() ? options.profile : suite.profile;
-  if (Status st = CheckOptions(options, s.judged); !st.ok()) return st.error();
-  s.options.profile = s.judged.empty() ? "vllm" : s.judged;
+  const std::string given = !options.profile.empty() ? options.profile : suite.profile;
+  if (Status st = CheckOptions(options, given); !st.ok()) return st.error();
+  s.options.profile = OpeningProfile(options.profile, suite.profile);
   if (!options.devices.empty()) s.options.device = options.devices.front();
   auto first = MakeSampler(options.sampler_spec, s.options);
   if (!first.ok()) return first.error();
@@ -60,11 +62,9 @@ Result<Samplers> OpenSampler(const Suite& suite, const CampaignOptions& options)
     return InvalidArgument("--devices splits the work of a GPU sampler over GPUs; " + (*first)->Name() +
                            " is not one");
   }
-  if (s.judged.empty() && !s.caps.profile.empty() && !FindProfile(s.caps.profile)) {
-    return InvalidArgument("sampler " + (*first)->Name() + " says it implements profile \"" + s.caps.profile +
-                           "\", which this samplecheck does not know (samplecheck list --profiles): give --profile");
-  }
-  if (s.judged.empty()) s.judged = s.caps.profile.empty() ? "vllm" : s.caps.profile;
+  auto judged = JudgedProfile(options.profile, suite.profile, s.caps.profile, "sampler " + (*first)->Name());
+  if (!judged.ok()) return judged.error();
+  s.judged = *judged;
   s.all.push_back(std::move(*first));
   return s;
 }
@@ -116,7 +116,7 @@ uint32_t Replan(SamplerRun& run, const std::vector<WorkItem>& items) {
   uint32_t replanned = 0;
   for (size_t i = 0; i < work.prepared.size(); ++i) {
     PreparedCase& pc = work.prepared[i];
-    if (!RowCase(pc) || work.resumed[i] || work.why[i] != "budget") continue;
+    if (!RowCase(pc) || work.resumed[i] || work.why[i] != DrawsWhy::kBudget) continue;
     RowDraws& d = run.rows[i];
     std::lock_guard<std::mutex> lock(d.mu);
     const uint64_t before = pc.result.draws;
@@ -125,7 +125,7 @@ uint32_t Replan(SamplerRun& run, const std::vector<WorkItem>& items) {
     for (const WorkItem& item : items) {
       if (item.end > item.begin && work.units[item.unit].front() == i && item.begin < pc.result.draws) ++d.pending;
     }
-    work.why[i] = "replanned";
+    work.why[i] = DrawsWhy::kReplanned;
     work.total_draws -= before - pc.result.draws;
     ++replanned;
   }
@@ -145,7 +145,7 @@ void WatchBudget(SamplerRun& run, const std::vector<WorkItem>& items, const Camp
     if (!monitor->ItemDone(item.cost, SecondsSince(start))) return;
     const uint32_t replanned = Replan(run, items);
     if (replanned == 0) return;
-    RecordPlan(run.work, "budget: replanned",
+    RecordPlan(run.work, PlanBasis::kBudgetReplanned,
                run.work.report.draw_plan.reason + "; the first cases ran slower than planned: " +
                    std::to_string(replanned) + " row case(s) not yet started went back to their caps");
     run.work.report.draw_plan.replanned = replanned;
@@ -165,7 +165,7 @@ Result<std::vector<WorkItem>> PlanTime(CampaignWork& work, const Samplers& s, co
   if (cost && work.budget_seconds > 0 && !options.shard) {
     if (!options.plan_from) {
       if (Status st = ApplyBudget(work, *cost, workers, options.max_draws); !st.ok()) return st.error();
-    } else if (options.plan_from->basis == "budget: full power") {  // what the budget gave when it was recorded
+    } else if (options.plan_from->basis == PlanBasis::kBudgetFullPower) {  // what the budget gave when it was recorded
       work.report.full_power = work.plan.full_power = std::all_of(
           work.prepared.begin(), work.prepared.end(),
           [](const PreparedCase& pc) { return !RowCase(pc) || pc.result.draws >= pc.result.planned_draws; });
@@ -223,50 +223,91 @@ std::vector<uint8_t> InThisRun(const CampaignWork& work, const std::vector<WorkI
   return in;
 }
 
+// The sampler campaign as a kind of the engine (engine.h): Plan opens the samplers and plans the work, the first
+// Drawer starts the run the workers share (and the budget's watch), Collect keeps the finished cases.
+class SamplerCampaign final : public CampaignKind {
+ public:
+  SamplerCampaign(const Suite& suite, const CampaignOptions& options) : suite_(suite), options_(options) {}
+
+  Result<KindPlan> Plan() override {
+    auto samplers = OpenSampler(suite_, options_);
+    if (!samplers.ok()) return samplers.error();
+    samplers_ = std::move(*samplers);
+    auto prepared = PrepareWork(suite_, options_, samplers_.judged, samplers_.all.front()->Name());
+    if (!prepared.ok()) return prepared.error();
+    work_.emplace(std::move(*prepared));
+    CampaignWork& work = *work_;
+    work.report.lossy = samplers_.caps.lossy;
+    work.plan.identity = &work.report;
+    work.plan.draw_plan = &work.report.draw_plan;
+    const unsigned jobs = !options_.devices.empty()
+                              ? static_cast<unsigned>(options_.devices.size())
+                              : WorkerCount(options_.jobs, samplers_.caps.parallel_instances, work.units.size());
+    if (Status st = AddWorkers(samplers_, jobs, options_.sampler_spec, options_.devices); !st.ok()) return st.error();
+    auto items = PlanTime(work, samplers_, options_);
+    if (!items.ok()) return items.error();
+    if (CampaignObserver* observer = options_.observer; observer != nullptr) {
+      if (Status st = observer->OnPlan(work.plan); !st.ok()) return st.error();
+      if (Status st = observer->OnDrawPlan(work.report.draw_plan); !st.ok()) return st.error();
+    }
+    items_ = std::move(*items);
+    KindPlan plan;
+    in_this_run_ = InThisRun(work, items_, plan.to_draw);
+    plan.items = items_;
+    plan.cases = work.prepared.size();
+    plan.draws = work.total_draws;
+    plan.workers = static_cast<unsigned>(samplers_.all.size());
+    plan.progress = options_.progress;
+    plan.observer = options_.observer;
+    plan.note = work.plan.budget_note;
+    return plan;
+  }
+
+  Result<std::unique_ptr<ItemDrawer>> Drawer(unsigned worker, CaseSink& sink) override {
+    if (!run_) StartRun(sink);
+    return MakeSamplerDrawer(*samplers_.all[worker], *run_);
+  }
+
+  Status Collect(const CaseSink& sink) override {
+    work_->report.draw_plan.spent_seconds = SecondsSince(drawing_);
+    report_ = Finish(*work_, sink, in_this_run_);
+    return Status::Ok();
+  }
+
+  CampaignReport TakeReport() { return std::move(report_); }
+
+ private:
+  // The run the workers share, its journal's cases marked finished, and the time budget's watch.
+  void StartRun(CaseSink& sink) {
+    run_ = std::make_unique<SamplerRun>(*work_, sink);
+    run_->deterministic = samplers_.caps.deterministic;
+    run_->count_draws = samplers_.caps.count_draws;
+    run_->gpu = samplers_.caps.gpu;
+    run_->sharded = options_.shard.has_value();
+    run_->make_fresh = [this]() { return MakeSampler(options_.sampler_spec, samplers_.options); };
+    run_->Start(items_);
+    drawing_ = Clock::now();
+    if (work_->report.draw_plan.basis == PlanBasis::kBudgetFullPower) WatchBudget(*run_, items_, options_, drawing_);
+  }
+
+  const Suite& suite_;
+  const CampaignOptions& options_;
+  Samplers samplers_;
+  std::optional<CampaignWork> work_;
+  std::vector<WorkItem> items_;
+  std::vector<uint8_t> in_this_run_;
+  std::unique_ptr<SamplerRun> run_;
+  Clock::time_point drawing_;
+  CampaignReport report_;
+};
+
 }  // namespace
 
 Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options) {
   const auto t0 = Clock::now();
-  auto samplers = OpenSampler(suite, options);
-  if (!samplers.ok()) return samplers.error();
-  auto prepared = PrepareWork(suite, options, samplers->judged, samplers->all.front()->Name());
-  if (!prepared.ok()) return prepared.error();
-  CampaignWork& work = *prepared;
-  work.report.lossy = samplers->caps.lossy;
-  work.plan.identity = &work.report;
-  work.plan.draw_plan = &work.report.draw_plan;
-  const unsigned jobs =
-      !options.devices.empty() ? static_cast<unsigned>(options.devices.size())
-                               : WorkerCount(options.jobs, samplers->caps.parallel_instances, work.units.size());
-  if (Status st = AddWorkers(*samplers, jobs, options.sampler_spec, options.devices); !st.ok()) return st.error();
-  auto items = PlanTime(work, *samplers, options);
-  if (!items.ok()) return items.error();
-  if (options.observer != nullptr) {
-    if (Status st = options.observer->OnPlan(work.plan); !st.ok()) return st.error();
-    if (Status st = options.observer->OnDrawPlan(work.report.draw_plan); !st.ok()) return st.error();
-  }
-  size_t to_draw = 0;
-  const std::vector<uint8_t> in_this_run = InThisRun(work, *items, to_draw);
-  CaseSink sink(work.prepared.size(), to_draw, work.total_draws, options.progress, options.observer, options.stop);
-  if (!work.plan.budget_note.empty()) sink.progress().Note(work.plan.budget_note);
-  SamplerRun run(work, sink);
-  run.deterministic = samplers->caps.deterministic;
-  run.count_draws = samplers->caps.count_draws;
-  run.gpu = samplers->caps.gpu;
-  run.sharded = options.shard.has_value();
-  run.make_fresh = [&]() { return MakeSampler(options.sampler_spec, samplers->options); };
-  run.Start(*items);
-  const auto drawing = Clock::now();
-  if (work.report.draw_plan.basis == "budget: full power") WatchBudget(run, *items, options, drawing);
-  std::vector<std::unique_ptr<ItemDrawer>> drawers;
-  for (size_t j = 0; j < std::min<size_t>(samplers->all.size(), std::max<size_t>(items->size(), 1)); ++j) {
-    drawers.push_back(MakeSamplerDrawer(*samplers->all[j], run));
-  }
-  RunWorkers(*items, drawers, sink);
-  sink.progress().Finish();
-  if (Status st = sink.error(); !st.ok()) return st.error();
-  work.report.draw_plan.spent_seconds = SecondsSince(drawing);
-  CampaignReport report = Finish(work, sink, in_this_run);
+  SamplerCampaign kind(suite, options);
+  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
+  CampaignReport report = kind.TakeReport();
   report.seconds = SecondsSince(t0);
   return report;
 }

@@ -63,6 +63,24 @@ void RunWorkers(const std::vector<WorkItem>& items, const std::vector<std::uniqu
   for (std::thread& t : threads) t.join();
 }
 
+Status RunKind(CampaignKind& kind, const std::atomic<bool>* stop) {
+  Result<KindPlan> plan = kind.Plan();
+  if (!plan.ok()) return plan.error();
+  CaseSink sink(plan->cases, plan->to_draw, plan->draws, plan->progress, plan->observer, stop);
+  if (!plan->note.empty()) sink.progress().Note(plan->note);
+  std::vector<std::unique_ptr<ItemDrawer>> drawers;
+  const size_t workers = std::min<size_t>(std::max(plan->workers, 1u), std::max<size_t>(plan->items.size(), 1));
+  for (size_t j = 0; j < workers; ++j) {
+    Result<std::unique_ptr<ItemDrawer>> drawer = kind.Drawer(static_cast<unsigned>(j), sink);
+    if (!drawer.ok()) return drawer.error();
+    drawers.push_back(std::move(*drawer));
+  }
+  RunWorkers(plan->items, drawers, sink);
+  sink.progress().Finish();
+  if (Status st = sink.error(); !st.ok()) return st;
+  return kind.Collect(sink);
+}
+
 unsigned WorkerCount(unsigned requested, bool parallel_instances, size_t units) {
   unsigned jobs = requested;
   if (jobs == 0) jobs = parallel_instances ? std::max(1u, std::thread::hardware_concurrency()) : 1u;

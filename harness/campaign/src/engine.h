@@ -1,8 +1,9 @@
-// Inside the campaign library: the pipeline every campaign kind runs through. A kind (sampler campaigns:
-// campaign.cpp; speculative decoding: spec_campaign.cpp) plans its cases into work items (Plan), gives each worker
-// an ItemDrawer that draws an item and judges the cases it completes through the check objects (Draw, Judge), and
-// hands every finished case to the CaseSink (Report: progress, journal, stop). RunWorkers is the only place that
-// starts threads; the sink the only place that journals.
+// Inside the campaign library: the pipeline every campaign kind runs through. A kind is a CampaignKind (sampler
+// campaigns: campaign.cpp; speculative decoding: spec_campaign.cpp; RL replay: replay_campaign.cpp; identify:
+// identify.cpp): it plans its cases into work items (Plan), gives each worker an ItemDrawer that draws an item and
+// judges the cases it completes through the check objects (Draw, Judge), hands every finished case to the CaseSink
+// (Report: progress, journal, stop) and collects its result. RunKind is the one skeleton around them, RunWorkers
+// the only place that starts threads, the sink the only place that journals.
 #pragma once
 
 #include <atomic>
@@ -75,6 +76,35 @@ void RunWorkers(const std::vector<WorkItem>& items, const std::vector<std::uniqu
 // How many workers: `requested` (--jobs), else one per core when the instances may run in parallel, else one; never
 // more than the units to draw.
 unsigned WorkerCount(unsigned requested, bool parallel_instances, size_t units);
+
+// What a kind's Plan stage hands the engine: the items in the order the workers take them, the sink's sizes and
+// how many workers draw.
+struct KindPlan {
+  std::vector<WorkItem> items;
+  size_t cases = 0;      // the kind's list of cases (the sink's index range)
+  size_t to_draw = 0;    // of them, drawn by this run (progress)
+  uint64_t draws = 0;    // draws this run makes (progress; 0 when the kind counts none)
+  unsigned workers = 1;  // drawers (never more than the items)
+  Progress::Mode progress = Progress::Mode::kAuto;
+  CampaignObserver* observer = nullptr;  // told each finished case (the journal)
+  std::string note;                      // one line before the first draw ("" for none)
+};
+
+// A campaign kind: the four stages of the engine, configured for its sources.
+class CampaignKind {
+ public:
+  virtual ~CampaignKind() = default;
+  // Plan: opens the sources, plans the cases and their work items. Errors stop the campaign before any draw.
+  virtual Result<KindPlan> Plan() = 0;
+  // Draw: after Plan, with the run's sink; worker j's drawer, j in [0, workers).
+  virtual Result<std::unique_ptr<ItemDrawer>> Drawer(unsigned worker, CaseSink& sink) = 0;
+  // Report: once the workers are done (every item drawn, or the sink halted): the finished cases into the result.
+  virtual Status Collect(const CaseSink& sink) = 0;
+};
+
+// The skeleton every kind runs: Plan, the sink, one drawer per worker, RunWorkers, the progress's end, the
+// journal's first error (then it is returned and nothing is collected), Collect.
+Status RunKind(CampaignKind& kind, const std::atomic<bool>* stop);
 
 // Seconds since `start`.
 double SecondsSince(std::chrono::steady_clock::time_point start);

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "engine.h"
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/logits.h"
@@ -227,66 +228,118 @@ ProbeEvidence JudgeProbe(const Probe& probe, const std::vector<float>& row, uint
   return ev;
 }
 
-}  // namespace
+// Draw and Judge of the one worker: a probe's draws, judged by every profile.
+class ProbeDrawer final : public ItemDrawer {
+ public:
+  ProbeDrawer(Sampler& sampler, std::vector<Probe>& probes, std::vector<std::vector<float>>& rows,
+              const IdentifyOptions& options, CaseSink& sink)
+      : sampler_(sampler), probes_(probes), rows_(rows), options_(options), sink_(sink) {}
 
-Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
-  SamplerOptions so;
-  so.profile = options.sampler_profile;
-  auto sampler = MakeSampler(options.sampler_spec, so);
-  if (!sampler.ok()) return sampler.error();
-  IdentifyResult result;
-  result.sampler = (*sampler)->Name();
-  result.claimed_profile = (*sampler)->GetCapabilities().profile;
-  result.draws = options.draws;
-  result.alpha = options.alpha;
-  uint64_t probe_index = 0;
-  result.planned_probes = std::size(kProbes);
-  const auto stopped = [&options] { return options.stop != nullptr && options.stop->load(); };
-  for (const ProbeSpec& spec : kProbes) {
-    if (stopped()) {
-      result.interrupted = true;
-      break;
-    }
+  void Draw(const WorkItem& item) override {
     const auto started = std::chrono::steady_clock::now();
-    Probe probe;
-    probe.name = spec.name;
-    probe.purpose = spec.purpose;
-    probe.row.kind = "dyadic";
-    probe.row.vector = spec.vector;
-    probe.params = spec.params;
-    probe.params.seed = SplitMix64(options.seed ^ (0xA0 + probe_index++));
-    auto row = MakeRow(probe.row, 0);
-    if (!row.ok()) return row.error();
-    probe.histogram.assign(row->size(), 0);
+    Probe& probe = probes_[item.unit];
+    const std::vector<float>& row = rows_[item.unit];
+    probe.histogram.assign(row.size(), 0);
     uint64_t invalid = 0;
-    Status st = (*sampler)->CountDraws(*row, probe.params, options.draws, probe.histogram, &invalid);
-    if (!st.ok() && stopped()) {  // the stop signal killed the sampler mid-request: not the sampler's answer
-      result.interrupted = true;
-      break;
-    }
+    Status st = sampler_.CountDraws(row, probe.params, options_.draws, probe.histogram, &invalid);
+    if (!st.ok() && sink_.Halted()) return;  // the stop signal killed the sampler mid-request: not its answer
     if (!st.ok()) {
       probe.sampler_rejected = true;
       probe.sampler_message = st.error().ToString();
     }
     for (const Profile* profile : AllProfiles()) {
-      probe.profiles.push_back(JudgeProbe(probe, *row, invalid, profile, options));
+      probe.profiles.push_back(JudgeProbe(probe, row, invalid, profile, options_));
     }
-    result.probes.push_back(std::move(probe));
-    if (options.on_probe) {
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-      options.on_probe(result.probes.back(), result.probes.size(), result.planned_probes, took.count());
-    }
+    const double seconds = SecondsSince(started);
+    sink_.Line(item.unit, probe.name, probe.sampler_rejected ? "refused" : "done",
+               std::to_string(options_.draws) + " draws" + (probe.sampler_rejected ? ", params rejected" : ""),
+               seconds);
+    if (options_.on_probe) options_.on_probe(probe, item.unit + 1, probes_.size(), seconds);
   }
-  for (const Profile* profile : AllProfiles()) {
-    bool consistent = true;
-    for (const Probe& probe : result.probes) {
-      for (const ProbeEvidence& ev : probe.profiles) {
-        if (ev.profile == profile->name && ev.verdict == ProbeVerdict::kInconsistent) consistent = false;
+
+ private:
+  Sampler& sampler_;
+  std::vector<Probe>& probes_;
+  std::vector<std::vector<float>>& rows_;
+  const IdentifyOptions& options_;
+  CaseSink& sink_;
+};
+
+// identify as a kind of the engine (engine.h): the probes are its cases, one worker draws them in order (one
+// sampler), and the result keeps the finished ones.
+class IdentifyCampaign final : public CampaignKind {
+ public:
+  explicit IdentifyCampaign(const IdentifyOptions& options) : options_(options) {}
+
+  Result<KindPlan> Plan() override {
+    SamplerOptions so;
+    so.profile = options_.sampler_profile;
+    auto sampler = MakeSampler(options_.sampler_spec, so);
+    if (!sampler.ok()) return sampler.error();
+    sampler_ = std::move(*sampler);
+    result_.sampler = sampler_->Name();
+    result_.claimed_profile = sampler_->GetCapabilities().profile;
+    result_.draws = options_.draws;
+    result_.alpha = options_.alpha;
+    result_.planned_probes = std::size(kProbes);
+    uint64_t probe_index = 0;
+    for (const ProbeSpec& spec : kProbes) {
+      Probe probe;
+      probe.name = spec.name;
+      probe.purpose = spec.purpose;
+      probe.row.kind = "dyadic";
+      probe.row.vector = spec.vector;
+      probe.params = spec.params;
+      probe.params.seed = SplitMix64(options_.seed ^ (0xA0 + probe_index++));
+      auto row = MakeRow(probe.row, 0);
+      if (!row.ok()) return row.error();
+      probes_.push_back(std::move(probe));
+      rows_.push_back(std::move(*row));
+    }
+    KindPlan plan;
+    plan.items.resize(probes_.size());
+    for (size_t k = 0; k < plan.items.size(); ++k) plan.items[k].unit = k;
+    plan.cases = plan.to_draw = probes_.size();
+    plan.draws = options_.draws * probes_.size();
+    plan.progress = options_.progress;
+    return plan;
+  }
+
+  Result<std::unique_ptr<ItemDrawer>> Drawer(unsigned, CaseSink& sink) override {
+    return std::unique_ptr<ItemDrawer>(std::make_unique<ProbeDrawer>(*sampler_, probes_, rows_, options_, sink));
+  }
+
+  Status Collect(const CaseSink& sink) override {
+    for (size_t k = 0; k < probes_.size() && sink.Finished(k); ++k) result_.probes.push_back(std::move(probes_[k]));
+    result_.interrupted = result_.probes.size() < result_.planned_probes;
+    for (const Profile* profile : AllProfiles()) {
+      bool consistent = true;
+      for (const Probe& probe : result_.probes) {
+        for (const ProbeEvidence& ev : probe.profiles) {
+          if (ev.profile == profile->name && ev.verdict == ProbeVerdict::kInconsistent) consistent = false;
+        }
       }
+      if (consistent) result_.consistent_profiles.emplace_back(profile->name);
     }
-    if (consistent) result.consistent_profiles.emplace_back(profile->name);
+    return Status::Ok();
   }
-  return result;
+
+  IdentifyResult TakeResult() { return std::move(result_); }
+
+ private:
+  const IdentifyOptions& options_;
+  std::unique_ptr<Sampler> sampler_;
+  std::vector<Probe> probes_;
+  std::vector<std::vector<float>> rows_;
+  IdentifyResult result_;
+};
+
+}  // namespace
+
+Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
+  IdentifyCampaign kind(options);
+  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
+  return kind.TakeResult();
 }
 
 std::string FormatIdentify(const IdentifyResult& r) {

@@ -87,16 +87,18 @@ Result<std::vector<ReplayCaseWork>> PlanWork(const std::vector<ReplayCaseSpec>& 
   return work;
 }
 
-std::string JudgedProfile(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
-  if (!options.profile.empty()) return options.profile;
-  if (!suite.profile.empty()) return suite.profile;
+// JudgedProfile's rule; the claim is the first side's that makes one (exact, fault and cuda take the judged
+// profile, so only other kinds can say).
+Result<std::string> ReplayProfile(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
+  if (!options.profile.empty() || !suite.profile.empty()) return OpeningProfile(options.profile, suite.profile);
   for (const std::string& spec : {options.engine, options.trainer}) {
     if (spec.empty()) continue;
-    // The profile a source claims (exact/fault/cuda take the judged one, so only other kinds can say).
     auto source = MakeReplaySource(spec, "vllm");
-    if (source.ok() && !(*source)->GetCapabilities().profile.empty()) return (*source)->GetCapabilities().profile;
+    if (source.ok() && !(*source)->GetCapabilities().profile.empty()) {
+      return JudgedProfile("", "", (*source)->GetCapabilities().profile, "replay source " + (*source)->Name());
+    }
   }
-  return "vllm";
+  return std::string("vllm");
 }
 
 // The case over every row: the replay-ratio-bias check and the rows' figures summed.
@@ -114,63 +116,107 @@ CaseResult AggregateCase(const CampaignReport& report, double max_ratio_bias) {
 
 }  // namespace
 
-Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  const std::string profile_name = JudgedProfile(suite, options);
-  Result<const Profile*> found = ProfileByName(profile_name);
-  if (!found.ok()) return found.error();
-  const Profile* profile = *found;
-  auto make_side = [&](const std::string& spec) { return MakeReplaySource(spec.empty() ? "exact" : spec, profile_name); };
-  auto first_engine = make_side(options.engine);
-  if (!first_engine.ok()) return first_engine.error().WithContext("--engine");
-  auto first_trainer = make_side(options.trainer);
-  if (!first_trainer.ok()) return first_trainer.error().WithContext("--trainer");
-  CampaignReport report;
-  // No statistical test: every replay check is exact. The alpha is the reports' nominal one (unused).
-  StampReport(report, {suite.name, suite.source, 1e-4, 0.0, 0.0}, options, profile_name);
-  report.sampler = "engine " + (options.engine.empty() ? std::string("reference") : (*first_engine)->Name()) +
-                   ", trainer " + (options.trainer.empty() ? std::string("reference") : (*first_trainer)->Name());
-  report.sampler_spec = "replay --engine " + (options.engine.empty() ? "exact" : options.engine) + " --trainer " +
-                        (options.trainer.empty() ? "exact" : options.trainer);
-  report.seed = options.seed.value_or(suite.seed);
-  report.draw_seed = report.seed;
-  const uint64_t rollout = options.rollout.value_or(suite.rollout);
-  if (rollout < 1) return InvalidArgument("--rollout 0: a row's synthetic rollout needs at least one token");
-  const std::vector<ReplayCaseSpec> cases = ReplayCases(suite, *profile, report.seed, options.generated);
-  auto planned = PlanWork(cases, *profile, report.seed, rollout);
-  if (!planned.ok()) return planned.error();
-  std::vector<ReplayCaseWork>& work = *planned;
-  const size_t rows = work.empty() ? 0 : work.back().first_row + work.back().rows.size();
-  const bool parallel = (*first_engine)->GetCapabilities().parallel_instances &&
-                        (*first_trainer)->GetCapabilities().parallel_instances;
-  const unsigned jobs = WorkerCount(options.jobs, parallel, work.size());
-  CaseSink sink(rows, rows, rollout * rows, options.quiet ? Progress::Mode::kQuiet : Progress::Mode::kLines, nullptr,
-                options.stop);
-  std::vector<CaseResult> results(rows);
-  const ReplayDrawContext context{profile, rollout, &sink, &results};
-  std::vector<std::unique_ptr<ItemDrawer>> drawers;
-  for (unsigned j = 0; j < jobs; ++j) {
-    auto engine = j == 0 ? std::move(first_engine) : make_side(options.engine);
-    auto trainer = j == 0 ? std::move(first_trainer) : make_side(options.trainer);
+namespace {
+
+// The replay campaign as a kind of the engine (engine.h): an engine and a trainer source per worker, a replay case
+// per work item, its rows' judged cases and the aggregate case.
+class ReplayCampaign final : public CampaignKind {
+ public:
+  ReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) : suite_(suite), options_(options) {}
+
+  Result<KindPlan> Plan() override {
+    auto judged = ReplayProfile(suite_, options_);
+    if (!judged.ok()) return judged.error();
+    profile_name_ = *judged;
+    Result<const Profile*> found = ProfileByName(profile_name_);
+    if (!found.ok()) return found.error();
+    const Profile* profile = *found;
+    auto first_engine = Side(options_.engine);
+    if (!first_engine.ok()) return first_engine.error().WithContext("--engine");
+    auto first_trainer = Side(options_.trainer);
+    if (!first_trainer.ok()) return first_trainer.error().WithContext("--trainer");
+    // No statistical test: every replay check is exact. The alpha is the reports' nominal one (unused).
+    StampReport(report_, {suite_.name, suite_.source, 1e-4, 0.0, 0.0}, options_, profile_name_);
+    report_.sampler = "engine " + (options_.engine.empty() ? std::string("reference") : (*first_engine)->Name()) +
+                      ", trainer " + (options_.trainer.empty() ? std::string("reference") : (*first_trainer)->Name());
+    report_.sampler_spec = "replay --engine " + (options_.engine.empty() ? "exact" : options_.engine) + " --trainer " +
+                           (options_.trainer.empty() ? "exact" : options_.trainer);
+    report_.seed = options_.seed.value_or(suite_.seed);
+    report_.draw_seed = report_.seed;
+    const uint64_t rollout = options_.rollout.value_or(suite_.rollout);
+    if (rollout < 1) return InvalidArgument("--rollout 0: a row's synthetic rollout needs at least one token");
+    cases_ = ReplayCases(suite_, *profile, report_.seed, options_.generated);
+    auto planned = PlanWork(cases_, *profile, report_.seed, rollout);
+    if (!planned.ok()) return planned.error();
+    work_ = std::move(*planned);
+    rows_ = work_.empty() ? 0 : work_.back().first_row + work_.back().rows.size();
+    results_.assign(rows_, {});
+    context_ = ReplayDrawContext{profile, rollout, nullptr, &results_};
+    const bool parallel =
+        (*first_engine)->GetCapabilities().parallel_instances && (*first_trainer)->GetCapabilities().parallel_instances;
+    first_engine_ = std::move(*first_engine);
+    first_trainer_ = std::move(*first_trainer);
+    KindPlan plan;
+    plan.items.resize(work_.size());
+    for (size_t c = 0; c < plan.items.size(); ++c) plan.items[c].unit = c;
+    plan.cases = plan.to_draw = rows_;
+    plan.draws = rollout * rows_;
+    plan.workers = WorkerCount(options_.jobs, parallel, work_.size());
+    plan.progress = options_.quiet ? Progress::Mode::kQuiet : Progress::Mode::kLines;
+    return plan;
+  }
+
+  Result<std::unique_ptr<ItemDrawer>> Drawer(unsigned worker, CaseSink& sink) override {
+    auto engine = worker == 0 ? std::move(first_engine_) : Side(options_.engine);
+    auto trainer = worker == 0 ? std::move(first_trainer_) : Side(options_.trainer);
     if (!engine.ok()) return engine.error();
     if (!trainer.ok()) return trainer.error();
-    drawers.push_back(std::make_unique<ReplayDrawer>(std::move(*engine), !options.engine.empty(), std::move(*trainer),
-                                                     !options.trainer.empty(), work, context));
+    context_.sink = &sink;
+    return std::unique_ptr<ItemDrawer>(std::make_unique<ReplayDrawer>(
+        std::move(*engine), !options_.engine.empty(), std::move(*trainer), !options_.trainer.empty(), work_, context_));
   }
-  std::vector<WorkItem> items(work.size());
-  for (size_t c = 0; c < items.size(); ++c) items[c].unit = c;
-  RunWorkers(items, drawers, sink);
-  sink.progress().Finish();
-  for (size_t r = 0; r < rows; ++r) {
-    if (sink.Finished(r)) {
-      report.cases.push_back(std::move(results[r]));
-    } else {
-      report.interrupted = true;
+
+  Status Collect(const CaseSink& sink) override {
+    for (size_t r = 0; r < rows_; ++r) {
+      if (sink.Finished(r)) {
+        report_.cases.push_back(std::move(results_[r]));
+      } else {
+        report_.interrupted = true;
+      }
     }
+    report_.cases.push_back(AggregateCase(report_, options_.max_ratio_bias.value_or(suite_.max_ratio_bias)));
+    report_.planned_cases = rows_ + 1;
+    ApplyCampaignVerdict(report_);
+    return Status::Ok();
   }
-  report.cases.push_back(AggregateCase(report, options.max_ratio_bias.value_or(suite.max_ratio_bias)));
-  report.planned_cases = rows + 1;
-  ApplyCampaignVerdict(report);
+
+  CampaignReport TakeReport() { return std::move(report_); }
+
+ private:
+  Result<std::unique_ptr<ReplaySource>> Side(const std::string& spec) const {
+    return MakeReplaySource(spec.empty() ? "exact" : spec, profile_name_);
+  }
+
+  const ReplaySuite& suite_;
+  const ReplayCampaignOptions& options_;
+  std::string profile_name_;
+  Result<std::unique_ptr<ReplaySource>> first_engine_ = InternalError("no engine yet");
+  Result<std::unique_ptr<ReplaySource>> first_trainer_ = InternalError("no trainer yet");
+  CampaignReport report_;
+  std::vector<ReplayCaseSpec> cases_;  // the work points into them
+  std::vector<ReplayCaseWork> work_;
+  size_t rows_ = 0;
+  std::vector<CaseResult> results_;
+  ReplayDrawContext context_;
+};
+
+}  // namespace
+
+Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  ReplayCampaign kind(suite, options);
+  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
+  CampaignReport report = kind.TakeReport();
   report.seconds = SecondsSince(started);
   return report;
 }

@@ -24,6 +24,21 @@ std::string Trim(std::string s) {
 
 }  // namespace
 
+std::string OpeningProfile(const std::string& option, const std::string& suite) {
+  return !option.empty() ? option : !suite.empty() ? suite : "vllm";
+}
+
+Result<std::string> JudgedProfile(const std::string& option, const std::string& suite, const std::string& claim,
+                                  const std::string& source) {
+  if (!option.empty() || !suite.empty()) return OpeningProfile(option, suite);
+  if (claim.empty()) return std::string("vllm");
+  if (FindProfile(claim) == nullptr) {
+    return InvalidArgument(source + " says it implements profile \"" + claim +
+                           "\", which this samplecheck does not know (samplecheck list --profiles): give --profile");
+  }
+  return claim;
+}
+
 void StampReport(CampaignReport& report, const SuiteIdentity& suite, const CampaignBasics& options,
                  const std::string& profile) {
   report.samplecheck_version = options.version;

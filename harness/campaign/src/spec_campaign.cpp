@@ -212,51 +212,86 @@ class VerifierDrawer final : public ItemDrawer {
   std::vector<std::vector<CaseResult>>& results_;
 };
 
+// The speculative-decoding campaign as a kind of the engine (engine.h): one verifier per worker, a spec case per
+// work item, its judged cases (positions, residuals, length) collected in case order.
+class SpecCampaign final : public CampaignKind {
+ public:
+  SpecCampaign(const SpecSuite& suite, const SpecCampaignOptions& options) : suite_(suite), options_(options) {}
+
+  Result<KindPlan> Plan() override {
+    const std::string opening = OpeningProfile(options_.profile, suite_.profile);
+    if (Result<const Profile*> given = ProfileByName(opening); !given.ok()) return given.error();
+    auto first = MakeVerifier(options_.verifier_spec, opening);
+    if (!first.ok()) return first.error();
+    const VerifierCapabilities caps = (*first)->GetCapabilities();
+    auto judged = JudgedProfile(options_.profile, suite_.profile, caps.profile, "verifier " + (*first)->Name());
+    if (!judged.ok()) return judged.error();
+    profile_name_ = *judged;
+    if (profile_name_ != opening) {
+      first = MakeVerifier(options_.verifier_spec, profile_name_);  // the workers' verifiers take the judged one
+      if (!first.ok()) return first.error();
+    }
+    Result<const Profile*> profile = ProfileByName(profile_name_);
+    if (!profile.ok()) return profile.error();
+    StampReport(report_, {suite_.name, suite_.source, suite_.alpha, options_.tv.value_or(suite_.tv), suite_.power},
+                options_, profile_name_);
+    report_.sampler = (*first)->Name();
+    report_.lossy = caps.lossy;
+    report_.sampler_spec = "verifier:" + options_.verifier_spec;
+    report_.seed = options_.seed.value_or(suite_.seed);
+    report_.draw_seed = report_.seed;
+    auto work = PlanSpec(suite_, options_, **profile, report_, alpha_test_);
+    if (!work.ok()) return work.error();
+    work_ = std::move(*work);
+    first_ = std::move(*first);
+    results_.assign(work_.size(), {});
+    KindPlan plan;
+    plan.items.resize(work_.size());
+    for (size_t c = 0; c < plan.items.size(); ++c) plan.items[c].unit = c;
+    plan.cases = plan.to_draw = work_.size();
+    plan.workers = WorkerCount(options_.jobs, caps.parallel_instances, work_.size());
+    plan.progress = options_.quiet ? Progress::Mode::kQuiet : Progress::Mode::kLines;
+    return plan;
+  }
+
+  Result<std::unique_ptr<ItemDrawer>> Drawer(unsigned worker, CaseSink& sink) override {
+    auto verifier = worker == 0 ? std::move(first_) : MakeVerifier(options_.verifier_spec, profile_name_);
+    if (!verifier.ok()) return verifier.error();
+    auto make_fresh = [this]() { return MakeVerifier(options_.verifier_spec, profile_name_); };
+    return std::unique_ptr<ItemDrawer>(std::make_unique<VerifierDrawer>(std::move(*verifier), make_fresh, work_,
+                                                                        alpha_test_, report_, sink, results_));
+  }
+
+  Status Collect(const CaseSink& sink) override {
+    for (size_t c = 0; c < results_.size(); ++c) {
+      for (CaseResult& cr : results_[c]) report_.cases.push_back(std::move(cr));
+      report_.interrupted = report_.interrupted || !sink.Finished(c);
+    }
+    report_.planned_cases = report_.cases.size();
+    ApplyCampaignVerdict(report_);
+    return Status::Ok();
+  }
+
+  CampaignReport TakeReport() { return std::move(report_); }
+
+ private:
+  const SpecSuite& suite_;
+  const SpecCampaignOptions& options_;
+  std::string profile_name_;
+  Result<std::unique_ptr<Verifier>> first_ = InternalError("no verifier yet");
+  CampaignReport report_;
+  double alpha_test_ = 0.0;
+  std::vector<SpecCaseWork> work_;
+  std::vector<std::vector<CaseResult>> results_;
+};
+
 }  // namespace
 
 Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaignOptions& options) {
   const auto started = std::chrono::steady_clock::now();
-  const std::string profile_name = !options.profile.empty() ? options.profile
-                                   : !suite.profile.empty() ? suite.profile
-                                                            : "vllm";
-  Result<const Profile*> found = ProfileByName(profile_name);
-  if (!found.ok()) return found.error();
-  const Profile* profile = *found;
-  auto first = MakeVerifier(options.verifier_spec, profile_name);
-  if (!first.ok()) return first.error();
-  CampaignReport report;
-  StampReport(report, {suite.name, suite.source, suite.alpha, options.tv.value_or(suite.tv), suite.power}, options,
-              profile_name);
-  report.sampler = (*first)->Name();
-  report.lossy = (*first)->GetCapabilities().lossy;
-  report.sampler_spec = "verifier:" + options.verifier_spec;
-  report.seed = options.seed.value_or(suite.seed);
-  report.draw_seed = report.seed;
-  double alpha_test = 0.0;
-  auto work = PlanSpec(suite, options, *profile, report, alpha_test);
-  if (!work.ok()) return work.error();
-  const unsigned jobs = WorkerCount(options.jobs, (*first)->GetCapabilities().parallel_instances, work->size());
-  CaseSink sink(work->size(), work->size(), 0, options.quiet ? Progress::Mode::kQuiet : Progress::Mode::kLines,
-                nullptr, options.stop);
-  std::vector<std::vector<CaseResult>> results(work->size());
-  std::vector<std::unique_ptr<ItemDrawer>> drawers;
-  for (unsigned j = 0; j < jobs; ++j) {
-    auto verifier = j == 0 ? std::move(first) : MakeVerifier(options.verifier_spec, profile_name);
-    if (!verifier.ok()) return verifier.error();
-    auto make_fresh = [&options, &profile_name]() { return MakeVerifier(options.verifier_spec, profile_name); };
-    drawers.push_back(
-        std::make_unique<VerifierDrawer>(std::move(*verifier), make_fresh, *work, alpha_test, report, sink, results));
-  }
-  std::vector<WorkItem> items(work->size());
-  for (size_t c = 0; c < items.size(); ++c) items[c].unit = c;
-  RunWorkers(items, drawers, sink);
-  sink.progress().Finish();
-  for (size_t c = 0; c < results.size(); ++c) {
-    for (CaseResult& cr : results[c]) report.cases.push_back(std::move(cr));
-    report.interrupted = report.interrupted || !sink.Finished(c);
-  }
-  report.planned_cases = report.cases.size();
-  ApplyCampaignVerdict(report);
+  SpecCampaign kind(suite, options);
+  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
+  CampaignReport report = kind.TakeReport();
   report.seconds = SecondsSince(started);
   return report;
 }

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "samplecheck/campaign/progress.h"
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/suites/row_source.h"
@@ -37,7 +38,10 @@ struct IdentifyOptions {
   // Set (a stop signal): no further probe starts, and a probe whose draws failed once it was set is dropped (the
   // signal kills a process sampler mid-request); the result says it was interrupted and judges the finished probes.
   const std::atomic<bool>* stop = nullptr;
-  // Called after each finished probe: the probe, its 1-based index, the number of probes, its seconds.
+  // One progress line per finished probe ("[ 3/13] done  V1 p=0.5  262144 draws  0.4 s", on stderr); kQuiet: none.
+  Progress::Mode progress = Progress::Mode::kQuiet;
+  // The observer of the campaign (tests): told after each finished probe, its 1-based index, the number of probes
+  // and its seconds, on the worker's thread. The command line leaves it empty (its lines are the progress above).
   std::function<void(const Probe&, size_t index, size_t total, double seconds)> on_probe;
 };
 

@@ -47,7 +47,7 @@ struct ShardSpec {
 // What every campaign kind takes (sampler campaigns, speculative-decoding campaigns: spec_campaign.h): the judged
 // profile, the seeds, the TV, the workers, the report's stamp, the verdict's floors and a stop flag.
 struct CampaignBasics {
-  std::string profile;           // judged profile; "" = the suite's, else the sampler's, else vllm
+  std::string profile;           // judged profile; "" = JudgedProfile's rule (the suite's, the source's, vllm)
   std::optional<uint64_t> seed;  // overrides the suite's
   std::optional<double> tv;      // overrides the suite's detectable TV
   unsigned jobs = 0;             // parallel work items; 0 = one per core for samplers (verifiers) whose
@@ -60,6 +60,14 @@ struct CampaignBasics {
   // chunk and is left out, and the report comes back marked interrupted with the cases that finished.
   const std::atomic<bool>* stop = nullptr;
 };
+
+// The one profile rule of every kind: --profile, else the suite's, else the profile its source claims (sampler,
+// verifier, replay side), else vllm. A source is opened under OpeningProfile (what it implements when it takes a
+// profile: exact, cuda, mutants) before its claim is read; kInvalidArgument for a claim this samplecheck does not
+// know, naming `source` (then --profile decides).
+std::string OpeningProfile(const std::string& option, const std::string& suite);
+Result<std::string> JudgedProfile(const std::string& option, const std::string& suite, const std::string& claim,
+                                  const std::string& source);
 
 struct CampaignOptions : CampaignBasics {
   std::string sampler_spec = "exact";
