@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <vector>
 
 #include "samplecheck/checks/checks.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/suite.h"
 
@@ -31,15 +31,8 @@ std::string Escape(const std::string& raw) {
   return out;
 }
 
-std::string Fmt(double v, int digits = 3) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
-
-std::string FmtCount(double v) { return FormatCount(v); }
+// A number of the page: FormatSignificant at 3 digits unless told, and every NaN "nan" (never "-nan").
+std::string Fmt(double v, int digits = 3) { return std::isnan(v) ? "nan" : FormatSignificant(v, digits); }
 
 const char* StatusClass(CaseStatus s) {
   switch (s) {
@@ -332,7 +325,7 @@ void CaseRow(std::ostringstream& os, const CaseResult& c) {
     os << "<td colspan=\"7\" class=\"muted\">" << Escape(c.reason) << "</td></tr>";
     return;
   }
-  os << "<td class=\"num\">" << c.kept << " / " << c.vocab << "</td><td class=\"num\">" << FmtCount(double(c.draws))
+  os << "<td class=\"num\">" << c.kept << " / " << c.vocab << "</td><td class=\"num\">" << FormatCount(double(c.draws))
      << "</td><td class=\"num\">" << Fmt(c.achieved_power, 2) << "</td><td class=\"num\">" << c.HardViolations()
      << "</td><td class=\"num\">" << c.tests << "</td><td class=\"num\">" << (c.tests ? Fmt(c.p_value) : "-")
      << "</td><td class=\"num\">" << (c.tests ? Fmt(c.holm_adjusted_p) : "-") << "</td></tr>";
@@ -370,18 +363,19 @@ std::string EquivalenceSection(const CaseResult& c) {
         "<th>TV upper</th><th>chi&sup2; observed</th><th>chi&sup2; upper</th></tr>";
   for (const nlohmann::json& b : c.checks["equivalence"]["binnings"]) {
     os << "<tr><td>" << Escape(b.at("name").get<std::string>()) << "</td><td class=\"num\">"
-       << b.at("cells").get<uint64_t>() << "</td><td class=\"num\">" << FmtCount(double(b.at("draws").get<uint64_t>()))
-       << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("tv_point"))) << "</td><td class=\"num\">"
-       << Fmt(ReadJsonNumber(b.at("tv_upper"))) << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("chi2_point")))
-       << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("chi2_upper"))) << "</td></tr>";
+       << b.at("cells").get<uint64_t>() << "</td><td class=\"num\">"
+       << FormatCount(double(b.at("draws").get<uint64_t>())) << "</td><td class=\"num\">"
+       << Fmt(ReadJsonNumber(b.at("tv_point"))) << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("tv_upper")))
+       << "</td><td class=\"num\">" << Fmt(ReadJsonNumber(b.at("chi2_point"))) << "</td><td class=\"num\">"
+       << Fmt(ReadJsonNumber(b.at("chi2_upper"))) << "</td></tr>";
   }
   os << "</table>";
   if (e.eps > 0) {
     os << "<div class=\"kv\"><b>equivalence within TV " << Fmt(e.eps) << "</b>: "
-       << (e.certified ? "certified"
-                       : e.lacks_draws ? "inconclusive for lack of draws (a correct sampler needs about " +
-                                             FmtCount(e.draws_to_certify) + ")"
-                                       : std::string("inconclusive: the data point at a distance near or above it"))
+       << (e.certified     ? "certified"
+           : e.lacks_draws ? "inconclusive for lack of draws (a correct sampler needs about " +
+                                 FormatCount(e.draws_to_certify) + ")"
+                           : std::string("inconclusive: the data point at a distance near or above it"))
        << "</div>";
   }
   return os.str();
@@ -456,30 +450,30 @@ std::string RenderHtmlReport(const CampaignReport& r) {
   os << "<div class=\"counts\"><span>" << r.cases.size() << " cases</span><span class=\"pass-t\">"
      << r.Count(CaseStatus::kPass) << " pass</span><span class=\"fail-t\">" << r.Count(CaseStatus::kFail)
      << " fail</span><span class=\"skip-t\">" << r.Count(CaseStatus::kSkipped) << " skipped</span>"
-     << (r.Count(CaseStatus::kError) ? "<span class=\"fail-t\">" + std::to_string(r.Count(CaseStatus::kError)) +
-                                           " error</span>"
-                                     : std::string())
-     << "<span class=\"muted\">" << FmtCount(double(draws)) << " draws in " << Fmt(r.seconds) << " s</span></div>";
+     << (r.Count(CaseStatus::kError)
+             ? "<span class=\"fail-t\">" + std::to_string(r.Count(CaseStatus::kError)) + " error</span>"
+             : std::string())
+     << "<span class=\"muted\">" << FormatCount(double(draws)) << " draws in " << Fmt(r.seconds) << " s</span></div>";
   os << "<dl class=\"meta\"><dt>sampler</dt><dd>" << Escape(r.sampler) << " (<code>" << Escape(r.sampler_spec)
      << "</code>)</dd><dt>judged profile</dt><dd>" << Escape(r.profile) << "</dd><dt>suite</dt><dd>"
      << Escape(r.suite_source) << "</dd><dt>seed</dt><dd>" << r.seed
      << (r.draw_seed != r.seed ? " (draws " + std::to_string(r.draw_seed) + ")" : std::string())
      << "</dd><dt>alpha (Holm)</dt><dd>" << Fmt(r.alpha) << "</dd><dt>TV / power</dt><dd>" << Fmt(r.tv) << " / "
      << Fmt(r.power) << "</dd>"
-     << (r.budget_seconds > 0
-             ? "<dt>time budget</dt><dd>" + Fmt(r.budget_seconds) + " s at " + FmtCount(r.measured_draws_per_second) +
-                   " draws/s: " + (r.full_power ? "every row case at its planned draws" : "draws capped") + "</dd>"
+     << (r.budget_seconds > 0 ? "<dt>time budget</dt><dd>" + Fmt(r.budget_seconds) + " s at " +
+                                    FormatCount(r.measured_draws_per_second) + " draws/s: " +
+                                    (r.full_power ? "every row case at its planned draws" : "draws capped") + "</dd>"
+                              : std::string())
+     << (r.equivalence_eps > 0
+             ? "<dt>equivalence</dt><dd>every case within TV " + Fmt(r.equivalence_eps) +
+                   (r.equivalence_chi2_eps > 0 ? " and chi&sup2; divergence " + Fmt(r.equivalence_chi2_eps)
+                                               : std::string()) +
+                   " (upper confidence bounds)</dd>"
              : std::string())
-     << (r.equivalence_eps > 0 ? "<dt>equivalence</dt><dd>every case within TV " + Fmt(r.equivalence_eps) +
-                                     (r.equivalence_chi2_eps > 0
-                                          ? " and chi&sup2; divergence " + Fmt(r.equivalence_chi2_eps)
-                                          : std::string()) +
-                                     " (upper confidence bounds)</dd>"
-                               : std::string())
-     << "<dt>machine</dt><dd>" << Escape(r.machine.hostname) << ", " << Escape(r.machine.cpu)
-     << ", " << r.machine.cores << " cores</dd><dt>GPU</dt><dd>" << Escape(r.gpu.value_or("none"))
-     << "</dd><dt>git</dt><dd>" << Escape(r.git_revision.value_or("unknown")) << "</dd><dt>started</dt><dd>"
-     << Escape(r.started) << "</dd><dt>version</dt><dd>" << Escape(r.samplecheck_version) << "</dd><dt>command</dt><dd>"
+     << "<dt>machine</dt><dd>" << Escape(r.machine.hostname) << ", " << Escape(r.machine.cpu) << ", " << r.machine.cores
+     << " cores</dd><dt>GPU</dt><dd>" << Escape(r.gpu.value_or("none")) << "</dd><dt>git</dt><dd>"
+     << Escape(r.git_revision.value_or("unknown")) << "</dd><dt>started</dt><dd>" << Escape(r.started)
+     << "</dd><dt>version</dt><dd>" << Escape(r.samplecheck_version) << "</dd><dt>command</dt><dd>"
      << Escape(r.command_line) << "</dd></dl></header><main>";
   os << "<h2>Campaign p-values</h2>" << PValueChart(r);
   os << "<h2>Cases</h2><table><tr><th>case</th><th>status</th><th>row</th><th>params</th><th>kept / V</th>"

@@ -455,20 +455,6 @@ Result<CampaignReport> ReportFromJson(const json& j) {
   return r;
 }
 
-std::string FormatCount(double count) {
-  if (!(count >= 0) || !std::isfinite(count)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", count);
-    return buf;
-  }
-  if (count < 1e5) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.0f", count);
-    return buf;
-  }
-  return FormatMantissaExponent(count, 3);
-}
-
 std::string FormatSummary(const CampaignReport& r) {
   std::ostringstream os;
   os.precision(3);

@@ -7,6 +7,7 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/core/files.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/report/failing_case_suite.h"
 #include "samplecheck/report/journal.h"
 #include "samplecheck/report/report.h"

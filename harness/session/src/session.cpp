@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "samplecheck/core/format.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/samplers/sampler_registry.h"

@@ -27,9 +27,6 @@ Result<CampaignReport> ReportFromJson(const nlohmann::json& json);
 Status SaveReport(const CampaignReport& report, const std::filesystem::path& path, const WriteOptions& options = {});
 Result<CampaignReport> LoadReport(const std::filesystem::path& path);
 
-// A count for people: exact below 100000 ("65536"), else three digits and a power of ten ("1.81e9", "2.1e5").
-std::string FormatCount(double count);
-
 // The one-screen summary of `run` and `gate`: header, counts, every failed / skipped case with its reason, the
 // smallest p-values, the lowest achieved power, and the verdict line "VERDICT: PASS" / "VERDICT: FAIL".
 std::string FormatSummary(const CampaignReport& report);
