@@ -48,9 +48,6 @@ Result<std::vector<CheckOutcome>> ParseOutcomes(std::string_view check, F&& pars
 // naming `what` otherwise (a check's Recheck turns it into kParse).
 uint64_t StoredCount(const nlohmann::json& j, const std::string& what);
 
-// `v` with `digits` significant digits ("%.<digits>g").
-std::string ShortNumber(double v, int digits);
-
 // The observed counts of a binning; a histogram of the wrong size is a bug of the campaign (never user input): it
 // throws std::logic_error, which RunCaseChecks turns into an error case.
 stats::BinnedCounts Bin(const stats::Binning& b, std::span<const uint64_t> histogram);

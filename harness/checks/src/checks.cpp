@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 #include "check_family.h"
@@ -24,12 +23,6 @@ CheckOutcome MakeOutcome(std::string check, std::string scope, std::string test,
   o.test = std::move(test);
   o.kind = kind;
   return o;
-}
-
-std::string ShortNumber(double v, int digits) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
 }
 
 uint64_t StoredCount(const json& j, const std::string& what) {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "check_family.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/stats/equivalence.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -74,7 +75,7 @@ class EquivalenceCheck final : public CaseCheck {
       // The verdict is the row cases': a batch row draws a few thousand tokens to judge batch faults (its own
       // checks), never enough to bound a distance; its bounds are reported.
       if (c.batch.size > 0) return {};
-      CheckOutcome o = MakeOutcome("equivalence", v.worst_binning, "equivalence TV < " + ShortNumber(v.eps, 3),
+      CheckOutcome o = MakeOutcome("equivalence", v.worst_binning, "equivalence TV < " + FormatSignificant(v.eps, 3),
                                    CheckOutcome::Kind::kHard);
       o.violations = v.certified ? 0 : 1;
       o.statistic = v.tv_upper;
@@ -134,7 +135,7 @@ class EquivalenceCheck final : public CaseCheck {
     if (v.eps > 0 && chi2_eps > 0) {
       const bool chi2_ok = chi2_upper < chi2_eps;
       v.message += std::string(chi2_ok ? "; chi-square divergence <= " : "; NOT certified: chi-square divergence <= ") +
-                   ShortNumber(chi2_upper, 3) + (chi2_ok ? " < " : " >= ") + ShortNumber(chi2_eps, 3);
+                   FormatSignificant(chi2_upper, 3) + (chi2_ok ? " < " : " >= ") + FormatSignificant(chi2_eps, 3);
       v.certified = v.certified && chi2_ok;
     }
     return v;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "check_family.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/stats/chi_square.h"
 #include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/stats/goodness_of_fit.h"
@@ -87,7 +88,7 @@ class PearsonCheck final : public CaseCheck {
           mass += expected.back();
         }
         if (std::fabs(static_cast<double>(mass) - 1.0) > 1e-6) {
-          throw std::runtime_error("the expected cell probabilities sum to " + ShortNumber(double(mass), 4) +
+          throw std::runtime_error("the expected cell probabilities sum to " + FormatSignificant(double(mass), 4) +
                                    ", not 1");
         }
         if (total && *total != sum) {
@@ -131,8 +132,8 @@ class PearsonCheck final : public CaseCheck {
       if (!b.contains(key) && std::string(key) == "pearson_p_lower") continue;  // reports before the lower tail
       const double stored = ReadJsonNumber(b.at(key)), recomputed = ReadJsonNumber(again.at(key));
       if (!SameStoredNumber(stored, recomputed)) {
-        throw std::runtime_error(std::string(key) + " is " + ShortNumber(stored, 4) + " but its observed and " +
-                                 "expected cells give " + ShortNumber(recomputed, 4));
+        throw std::runtime_error(std::string(key) + " is " + FormatSignificant(stored, 4) + " but its observed and " +
+                                 "expected cells give " + FormatSignificant(recomputed, 4));
       }
     }
   }
@@ -157,7 +158,7 @@ class PearsonCheck final : public CaseCheck {
         CheckOutcome o = MakeOutcome("pearson", name, "pearson " + name, CheckOutcome::Kind::kPValue);
         o.p_value = std::isnan(lower) ? p : std::min(1.0, 2.0 * std::min(p, lower));
         o.statistic = x2;
-        o.finding = "X2 = " + ShortNumber(x2, 4) + " (dof " + std::to_string(dof) + ")";
+        o.finding = "X2 = " + FormatSignificant(x2, 4) + " (dof " + std::to_string(dof) + ")";
         if (!std::isnan(lower) && lower < p) o.finding += ", below its dof: a fit too good to be random?";
         if (x2 > double(dof) && c.draws > 0) {
           const double divergence = (x2 - double(dof)) / double(c.draws);

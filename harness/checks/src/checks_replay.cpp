@@ -28,6 +28,7 @@
 
 #include "check_family.h"
 #include "samplecheck/checks/evidence.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/reference/numerics.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -80,8 +81,8 @@ json MarginFields(const ProcessedDistribution& ref, int32_t t) {
 
 std::string MarginText(const json& m) {
   if (m.at("margin_ulps").is_null()) return "no boundary decision recorded near it";
-  return "margin " + ShortNumber(ReadJsonNumber(m.at("margin_ulps")), 3) + " ulps of " +
-         ShortNumber(ReadJsonNumber(m.at("allowed_ulps")), 3) + " allowed, " + m.at("filter").get<std::string>();
+  return "margin " + FormatSignificant(ReadJsonNumber(m.at("margin_ulps")), 3) + " ulps of " +
+         FormatSignificant(ReadJsonNumber(m.at("allowed_ulps")), 3) + " allowed, " + m.at("filter").get<std::string>();
 }
 
 // The fp32 error a log-softmax over the kept set can have at token t: the normalizer's sum (the profile's shape, at
@@ -182,7 +183,7 @@ std::string SideFinding(const json& j, const std::string& side) {
     os << side << " keeps " << j.at("kept").get<uint64_t>() << " tokens as the reference of its row ("
        << j.at("numeric_drift").get<uint64_t>() << " disagreement(s) inside the numerics margin)"
        << (j.at("guard_label").is_null() ? "" : ", the label restored by its guard") << "; max |delta logprob| "
-       << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " within the fp32 tolerance";
+       << FormatSignificant(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " within the fp32 tolerance";
     return os.str();
   }
   os << side << " (" << j.at("source").get<std::string>()
@@ -196,9 +197,9 @@ std::string SideFinding(const json& j, const std::string& side) {
   }
   if (off > 0) {
     os << " " << off << " logprob(s) off, worst token " << j.at("worst_token").get<int32_t>() << ": "
-       << ShortNumber(ReadJsonNumber(j.at("worst_logprob")), 7) << " vs exact "
-       << ShortNumber(ReadJsonNumber(j.at("worst_expected")), 7) << " (tolerance "
-       << ShortNumber(ReadJsonNumber(j.at("tolerance_at_worst")), 2) << ");";
+       << FormatSignificant(ReadJsonNumber(j.at("worst_logprob")), 7) << " vs exact "
+       << FormatSignificant(ReadJsonNumber(j.at("worst_expected")), 7) << " (tolerance "
+       << FormatSignificant(ReadJsonNumber(j.at("tolerance_at_worst")), 2) << ");";
   }
   if (nan > 0) os << " " << nan << " NaN or +inf logprob(s);";
   return os.str();
@@ -288,9 +289,9 @@ class ReplayLabelCheck final : public CaseCheck {
       o.violations = dropped ? 1 : 0;
       o.statistic = double(o.violations);
       const std::string what = "label " + std::to_string(label) + " (" + j.at("choice").get<std::string>() +
-                               ", engine logprob " + ShortNumber(ReadJsonNumber(j.at("engine_logprob")), 4) + ")";
+                               ", engine logprob " + FormatSignificant(ReadJsonNumber(j.at("engine_logprob")), 4) + ")";
       if (dropped) {
-        o.finding = what + " has trainer logprob " + ShortNumber(ReadJsonNumber(j.at("trainer_logprob")), 4) +
+        o.finding = what + " has trainer logprob " + FormatSignificant(ReadJsonNumber(j.at("trainer_logprob")), 4) +
                     " with no guard event: importance ratio 0, loss inf (" +
                     (j.at("in_trainer_reference").get<bool>()
                          ? std::string("the exact replay keeps it")
@@ -444,8 +445,8 @@ json AgreementFields(const ReplayEvidence& ev) {
 }
 
 std::string RolloutText(double mean_ratio, double outside_share, double kl) {
-  return "mean ratio " + ShortNumber(mean_ratio, 6) + ", " + ShortNumber(100 * outside_share, 3) +
-         "% outside [0.9, 1.1], mismatch KL " + ShortNumber(kl, 3);
+  return "mean ratio " + FormatSignificant(mean_ratio, 6) + ", " + FormatSignificant(100 * outside_share, 3) +
+         "% outside [0.9, 1.1], mismatch KL " + FormatSignificant(kl, 3);
 }
 
 class ReplayAgreementCheck final : public CaseCheck {
@@ -482,8 +483,8 @@ class ReplayAgreementCheck final : public CaseCheck {
         for (const json& d : j.at("disagreements")) {
           if (d.at("cause").get<std::string>() != "beyond") continue;
           os << " " << d.at("token").get<int32_t>() << " (engine "
-             << ShortNumber(ReadJsonNumber(d.at("engine_logprob")), 4) << ", trainer "
-             << ShortNumber(ReadJsonNumber(d.at("trainer_logprob")), 4) << ");";
+             << FormatSignificant(ReadJsonNumber(d.at("engine_logprob")), 4) << ", trainer "
+             << FormatSignificant(ReadJsonNumber(d.at("trainer_logprob")), 4) << ");";
         }
         os << " ";
         o.draws_for_power = 1;
@@ -492,9 +493,9 @@ class ReplayAgreementCheck final : public CaseCheck {
          << " (disagreements: " << c.at("tie_order").get<uint64_t>() << " tie order, "
          << c.at("numeric_drift").get<uint64_t>() << " numeric drift, " << c.at("input").get<uint64_t>()
          << " input), max |delta "
-         << "logprob| " << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " on "
+         << "logprob| " << FormatSignificant(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " on "
          << j.at("shared").get<uint64_t>() << " shared tokens, unrenormalized kept mass "
-         << ShortNumber(ReadJsonNumber(j.at("kept_mass_unrenormalized")), 6) << "; rollout of "
+         << FormatSignificant(ReadJsonNumber(j.at("kept_mass_unrenormalized")), 6) << "; rollout of "
          << r.at("tokens").get<uint64_t>() << ": "
          << RolloutText(ReadJsonNumber(r.at("mean_ratio")), double(r.at("outside_0_9_1_1").get<uint64_t>()) / tokens,
                         ReadJsonNumber(r.at("mismatch_kl")));
@@ -618,17 +619,17 @@ class ReplayRatioBiasCheck final : public CaseCheck {
       const json& c = j.at("disagreements");
       std::ostringstream os;
       if (off) {
-        os << "|mean ratio - 1| = " << ShortNumber(std::fabs(mean - 1.0), 3) << " > " << ShortNumber(bound, 3)
-           << " where the trainer saw the engine's logits; ";
+        os << "|mean ratio - 1| = " << FormatSignificant(std::fabs(mean - 1.0), 3) << " > "
+           << FormatSignificant(bound, 3) << " where the trainer saw the engine's logits; ";
       }
       os << j.at("rows").get<uint64_t>() << " rows (" << j.at("failed_rows").get<uint64_t>() << " failed): "
          << "kept-set disagreements " << c.at("tie_order").get<uint64_t>() << " tie order, "
          << c.at("numeric_drift").get<uint64_t>() << " numeric drift, " << c.at("input").get<uint64_t>() << " input, "
          << c.at("beyond").get<uint64_t>() << " beyond; max |delta logprob| "
-         << ShortNumber(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " ("
+         << FormatSignificant(ReadJsonNumber(j.at("max_abs_delta_logprob")), 3) << " ("
          << j.at("max_delta_row").get<std::string>() << "); unrenormalized kept mass mean "
-         << ShortNumber(ReadJsonNumber(j.at("kept_mass_mean")), 4) << ", min "
-         << ShortNumber(ReadJsonNumber(j.at("kept_mass_min")), 4) << "; label guard events "
+         << FormatSignificant(ReadJsonNumber(j.at("kept_mass_mean")), 4) << ", min "
+         << FormatSignificant(ReadJsonNumber(j.at("kept_mass_min")), 4) << "; label guard events "
          << j.at("guard_events").get<uint64_t>() << ", silent drops " << j.at("silent_drops").get<uint64_t>()
          << "; same logits: " << GroupText(same) << "; other logits: " << GroupText(j.at("other_logits"));
       o.finding = os.str();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "check_family.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/stats/exact_tests.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -72,7 +73,7 @@ class SpecRejectionCheck final : public CaseCheck {
       o.p_value = ReadJsonNumber(j.at("p_value"));
       o.statistic = reached ? double(rejected) / double(reached) : 0.0;
       o.finding = std::to_string(rejected) + " of " + std::to_string(reached) +
-                  " rejected (expected 1 - beta = " + ShortNumber(1.0 - beta, 4) + ")";
+                  " rejected (expected 1 - beta = " + FormatSignificant(1.0 - beta, 4) + ")";
       return {o};
     });
   }

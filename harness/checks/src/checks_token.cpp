@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "check_family.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/stats/goodness_of_fit.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -141,10 +142,10 @@ class MaxAbsZCheck final : public CaseCheck {
         const double tail = head->p_value / double(cells.size());
         const double bound = std::min(1.0, double(c.kept) * tail);
         if (!(stored <= bound * (1 + 1e-6) + 1e-300)) {
-          return Error{ErrorCode::kParse, "check max-abs-z: p_value " + ShortNumber(stored, 4) +
+          return Error{ErrorCode::kParse, "check max-abs-z: p_value " + FormatSignificant(stored, 4) +
                                               (token < 0 ? " (the test did not run)" : "") +
                                               " but the head binning's single-token counts give at most " +
-                                              ShortNumber(bound, 4) + " (token " +
+                                              FormatSignificant(bound, 4) + " (token " +
                                               std::to_string(tokens[head->cell].get<int64_t>()) + ")"};
         }
       }
