@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "samplecheck/core/format.h"
+
 namespace samplecheck::tools {
 namespace {
 
@@ -13,13 +15,6 @@ std::string Quoted(std::string_view text) { return "'" + std::string(text) + "'"
 
 Error Outside(std::string_view what, std::string_view text, const std::string& range) {
   return InvalidArgument(std::string(what) + " " + Quoted(text) + " is outside the allowed range " + range);
-}
-
-std::string Num(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
 }
 
 bool AllDigits(std::string_view s) {
@@ -62,7 +57,7 @@ Result<uint64_t> ParseUnsigned(std::string_view text, std::string_view what, uin
 
 Result<double> ParseReal(std::string_view text, std::string_view what, double min, double max) {
   const bool any = min == -std::numeric_limits<double>::max() && max == std::numeric_limits<double>::max();
-  const std::string range = any ? "any finite number" : "[" + Num(min) + ", " + Num(max) + "]";
+  const std::string range = any ? "any finite number" : "[" + FormatExact(min) + ", " + FormatExact(max) + "]";
   const std::string s(text);
   errno = 0;
   char* end = nullptr;
@@ -125,7 +120,7 @@ CLI::Option* AddReal(CLI::App& cmd, const std::string& name, double& out, const 
         if (!v.ok()) throw CLI::ValidationError(v.error().message);
         out = *v;
       },
-      help + " [" + Num(min) + ", " + Num(max) + "]");
+      help + " [" + FormatExact(min) + ", " + FormatExact(max) + "]");
 }
 
 CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<double>& out, const std::string& help,
@@ -137,7 +132,7 @@ CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<doubl
         if (!v.ok()) throw CLI::ValidationError(v.error().message);
         out = *v;
       },
-      help + " [" + Num(min) + ", " + Num(max) + "]");
+      help + " [" + FormatExact(min) + ", " + FormatExact(max) + "]");
 }
 
 CLI::Option* AddFiniteReal(CLI::App& cmd, const std::string& name, double& out, const std::string& help) {

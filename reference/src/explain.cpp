@@ -6,12 +6,12 @@
 #include <iomanip>
 #include <sstream>
 
+#include "samplecheck/core/format.h"
+
 namespace samplecheck {
 
 std::string ExplainNumber(long double value, int digits) {
-  std::ostringstream out;
-  out << std::setprecision(digits) << static_cast<double>(value);
-  return out.str();
+  return FormatSignificant(static_cast<double>(value), digits);
 }
 
 namespace {

@@ -1,19 +1,11 @@
 #include "samplecheck/reference/params.h"
 
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include "samplecheck/reference/profile.h"
 
 namespace samplecheck {
-
-std::string FormatValue(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
 
 namespace {
 

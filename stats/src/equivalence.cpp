@@ -151,14 +151,6 @@ double LogProperSubsets(std::uint64_t K) {
 }
 
 // 4 significant digits; counts from 1e4 on as 1.763e4 (never 1.763e+04).
-std::string Format(double v) {
-  std::ostringstream out;
-  out.precision(4);
-  if (std::isfinite(v) && v >= 1e4) return FormatMantissaExponent(v, 4);
-  out << v;
-  return out.str();
-}
-
 }  // namespace
 
 double TotalVariationFromHellingerSquared(double h2) {
@@ -463,17 +455,19 @@ Result<EquivalenceVerdict> JudgeEquivalence(std::span<const EquivalenceBound> bo
   const std::string where = v.worst_binning.empty() ? std::string() : " (" + v.worst_binning + " binning)";
   std::ostringstream msg;
   if (v.certified) {
-    msg << "certified: binned TV <= " << Format(v.tv_upper) << where << " < eps = " << Format(eps) << " at alpha "
-        << Format(bounds[0].alpha) << " with " << v.draws << " draws";
+    msg << "certified: binned TV <= " << FormatReadable(v.tv_upper, 4) << where << " < eps = " << FormatReadable(eps, 4)
+        << " at alpha " << FormatReadable(bounds[0].alpha, 4) << " with " << v.draws << " draws";
   } else if (static_cast<double>(v.draws) < v.draws_to_certify) {
     v.lacks_draws = true;
-    msg << "inconclusive for lack of draws: binned TV upper bound " << Format(v.tv_upper) << where
-        << " >= eps = " << Format(eps) << "; a correct sampler needs about " << Format(v.draws_to_certify)
-        << " draws to certify eps with probability 0.99, this case drew " << v.draws;
+    msg << "inconclusive for lack of draws: binned TV upper bound " << FormatReadable(v.tv_upper, 4) << where
+        << " >= eps = " << FormatReadable(eps, 4) << "; a correct sampler needs about "
+        << FormatReadable(v.draws_to_certify, 4) << " draws to certify eps with probability 0.99, this case drew "
+        << v.draws;
   } else {
-    msg << "inconclusive: binned TV upper bound " << Format(v.tv_upper) << where << " >= eps = " << Format(eps)
-        << " although " << v.draws << " draws certify eps for a correct sampler with probability 0.99 (need "
-        << Format(v.draws_to_certify) << "): the data point at a distance near or above eps";
+    msg << "inconclusive: binned TV upper bound " << FormatReadable(v.tv_upper, 4) << where
+        << " >= eps = " << FormatReadable(eps, 4) << " although " << v.draws
+        << " draws certify eps for a correct sampler with probability 0.99 (need "
+        << FormatReadable(v.draws_to_certify, 4) << "): the data point at a distance near or above eps";
   }
   v.message = msg.str();
   return v;

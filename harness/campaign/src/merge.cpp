@@ -7,6 +7,7 @@
 #include "samplecheck/campaign/shard.h"
 #include "samplecheck/checks/checks.h"
 #include "samplecheck/checks/evidence.h"
+#include "samplecheck/core/format.h"
 
 namespace samplecheck::harness {
 namespace {
@@ -131,13 +132,6 @@ std::string NameOf(const std::vector<std::string>& names, size_t k) {
   return k < names.size() ? names[k] : "shard report " + std::to_string(k);
 }
 
-std::string Exact(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
 // Shard k of one campaign with shard 0: every shard planned and drew with the same identity.
 Status SameCampaign(const CampaignReport& a, const CampaignReport& b, const std::vector<std::string>& names,
                     size_t k) {
@@ -147,12 +141,13 @@ Status SameCampaign(const CampaignReport& a, const CampaignReport& b, const std:
       {"profile", {a.profile, b.profile}},
       {"seed", {std::to_string(a.seed), std::to_string(b.seed)}},
       {"draw seed", {std::to_string(a.draw_seed), std::to_string(b.draw_seed)}},
-      {"alpha", {Exact(a.alpha), Exact(b.alpha)}},
+      {"alpha", {FormatExact(a.alpha), FormatExact(b.alpha)}},
       {"tv", {Optional(a.shard->tv), Optional(b.shard->tv)}},
       {"max draws", {Optional(a.shard->max_draws), Optional(b.shard->max_draws)}},
       {"generated cases", {std::to_string(a.shard->generated), std::to_string(b.shard->generated)}},
-      {"equivalence", {Exact(a.equivalence_eps) + "/" + Exact(a.equivalence_chi2_eps),
-                       Exact(b.equivalence_eps) + "/" + Exact(b.equivalence_chi2_eps)}},
+      {"equivalence",
+       {FormatExact(a.equivalence_eps) + "/" + FormatExact(a.equivalence_chi2_eps),
+        FormatExact(b.equivalence_eps) + "/" + FormatExact(b.equivalence_chi2_eps)}},
       {"shard count", {std::to_string(a.shard->count), std::to_string(b.shard->count)}},
       {"samplecheck version", {a.samplecheck_version, b.samplecheck_version}},
       {"git revision", {a.git_revision.value_or("(none)"), b.git_revision.value_or("(none)")}},

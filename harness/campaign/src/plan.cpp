@@ -10,6 +10,7 @@
 
 #include "campaign_work.h"
 #include "samplecheck/checks/case_spec.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/suites/case_seed.h"
 #include "samplecheck/suites/corners.h"
@@ -17,12 +18,6 @@
 
 namespace samplecheck::harness {
 namespace {
-
-std::string Number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 // The report's identity (seeds, TV, equivalence asked); kInvalidArgument naming a value out of range.
 Status Identity(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
@@ -39,11 +34,12 @@ Status Identity(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
   report.max_draws_override = in.max_draws;
   if (!(report.tv > 0 && report.tv <= 0.5)) return InvalidArgument("--tv must be in (0, 0.5]");
   if (!(in.equivalence_eps >= 0 && in.equivalence_eps < 1)) {
-    return InvalidArgument("--equivalence must be a total variation in (0, 1), not " + Number(in.equivalence_eps));
+    return InvalidArgument("--equivalence must be a total variation in (0, 1), not " +
+                           FormatSignificant(in.equivalence_eps));
   }
   if (!(in.equivalence_chi2_eps >= 0 && std::isfinite(in.equivalence_chi2_eps))) {
     return InvalidArgument("--equivalence-chi2 must be a positive finite chi-square divergence, not " +
-                           Number(in.equivalence_chi2_eps));
+                           FormatSignificant(in.equivalence_chi2_eps));
   }
   if (in.equivalence_chi2_eps > 0 && in.equivalence_eps == 0) {
     return InvalidArgument("--equivalence-chi2 needs --equivalence (the TV to certify)");

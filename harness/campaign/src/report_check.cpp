@@ -9,13 +9,13 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "campaign_work.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/checks/case_spec.h"
 #include "samplecheck/checks/checks.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/suites/generated.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -25,13 +25,6 @@ namespace {
 using nlohmann::json;
 
 Error Inconsistent(const std::string& message) { return {ErrorCode::kParse, message}; }
-
-std::string Num(double v) {
-  std::ostringstream os;
-  os.precision(6);
-  os << v;
-  return os.str();
-}
 
 bool Probability(double p) { return p >= 0.0 && p <= 1.0; }
 
@@ -50,16 +43,17 @@ Status CaseConsistency(const CaseResult& c, bool replay) {
     return Inconsistent(where + ": a skipped case is never drawn, this one says " + std::to_string(c.draws) + " draws");
   }
   if (!(c.achieved_power >= 0 && c.achieved_power <= 1)) {
-    return Inconsistent(where + ": achieved_power " + Num(c.achieved_power) + " is outside [0, 1]");
+    return Inconsistent(where + ": achieved_power " + FormatSignificant(c.achieved_power) + " is outside [0, 1]");
   }
   if (replay && (c.tv != 0 || c.alpha_plan != 0)) {
-    return Inconsistent(where + ": a replay case plans no statistical test, this one says plan.tv " + Num(c.tv) +
-                        ", alpha_per_test " + Num(c.alpha_plan));
+    return Inconsistent(where + ": a replay case plans no statistical test, this one says plan.tv " +
+                        FormatSignificant(c.tv) + ", alpha_per_test " + FormatSignificant(c.alpha_plan));
   }
   if (c.status != CaseStatus::kSkipped && !replay) {
-    if (!(c.tv > 0 && c.tv <= 0.5)) return Inconsistent(where + ": plan.tv " + Num(c.tv) + " is outside (0, 0.5]");
+    if (!(c.tv > 0 && c.tv <= 0.5))
+      return Inconsistent(where + ": plan.tv " + FormatSignificant(c.tv) + " is outside (0, 0.5]");
     if (!(c.alpha_plan > 0 && c.alpha_plan < 1)) {
-      return Inconsistent(where + ": plan.alpha_per_test " + Num(c.alpha_plan) + " is outside (0, 1)");
+      return Inconsistent(where + ": plan.alpha_per_test " + FormatSignificant(c.alpha_plan) + " is outside (0, 1)");
     }
   }
   for (const auto& check : CaseChecks()) {
@@ -74,13 +68,14 @@ Status CaseConsistency(const CaseResult& c, bool replay) {
   }
   for (const CheckOutcome& o : c.outcomes) {
     if (o.kind == CheckOutcome::Kind::kPValue && !Probability(o.p_value)) {
-      return Inconsistent(where + ": " + o.test + ": p-value " + Num(o.p_value) +
+      return Inconsistent(where + ": " + o.test + ": p-value " + FormatSignificant(o.p_value) +
                           " is not a probability in [0, 1] (NaN is never a pass)");
     }
   }
   for (const char* field : {"p_value", "holm_adjusted_p"}) {
     const double p = std::string(field) == "p_value" ? c.p_value : c.holm_adjusted_p;
-    if (!Probability(p)) return Inconsistent(where + ": " + field + " " + Num(p) + " is not a probability in [0, 1]");
+    if (!Probability(p))
+      return Inconsistent(where + ": " + field + " " + FormatSignificant(p) + " is not a probability in [0, 1]");
   }
   return Status::Ok();
 }
@@ -93,14 +88,14 @@ Status CheckCaseConsistency(const CaseResult& c) { return CaseConsistency(c, c.t
 Status CheckReportConsistency(const CampaignReport& r) {
   const bool replay = IsReplayReport(r);
   if (replay && (r.tv != 0 || r.power != 0)) {
-    return Inconsistent("a replay report's checks are exact: its tv " + Num(r.tv) + " and power " + Num(r.power) +
-                        " must be 0");
+    return Inconsistent("a replay report's checks are exact: its tv " + FormatSignificant(r.tv) + " and power " +
+                        FormatSignificant(r.power) + " must be 0");
   }
   if (!replay && !(r.tv > 0 && r.tv <= 0.5)) {
-    return Inconsistent("the report's tv " + Num(r.tv) + " is outside (0, 0.5]");
+    return Inconsistent("the report's tv " + FormatSignificant(r.tv) + " is outside (0, 0.5]");
   }
   if (!replay && !(r.power > 0 && r.power < 1)) {
-    return Inconsistent("the report's power " + Num(r.power) + " is outside (0, 1)");
+    return Inconsistent("the report's power " + FormatSignificant(r.power) + " is outside (0, 1)");
   }
   if (r.evidence.min_judged_cases < 1 || r.evidence.min_draws < 1) {
     return Inconsistent("evidence floors min_judged_cases = " + std::to_string(r.evidence.min_judged_cases) +
@@ -254,9 +249,9 @@ Status CheckCaseStatistics(const CaseResult& c, const PreparedCase& pc, CaseBudg
   PreparedCase again{pc.result, {}, pc.p0, {}, {}, false};
   if (Status st = PlanCaseDraws(again, budget); !st.ok()) return st.error().WithContext("case " + c.name);
   if (!SameStoredNumber(c.achieved_power, again.result.achieved_power)) {
-    return Inconsistent("case " + c.name + ": achieved_power " + Num(c.achieved_power) + " is not what " +
-                        std::to_string(c.draws) + " draws give at TV " + Num(c.tv) + " (" +
-                        Num(again.result.achieved_power) + ")");
+    return Inconsistent("case " + c.name + ": achieved_power " + FormatSignificant(c.achieved_power) + " is not what " +
+                        std::to_string(c.draws) + " draws give at TV " + FormatSignificant(c.tv) + " (" +
+                        FormatSignificant(again.result.achieved_power) + ")");
   }
   const std::vector<StoredBinning> stored = StoredBinnings(c);
   const std::vector<const stats::Binning*> usable = again.binning.UsableBinnings();
@@ -302,8 +297,8 @@ Status CheckCaseAgainstPlan(const CampaignReport& r, const CaseResult& c, const 
                         std::to_string(pc.result.draws));
   }
   if (!SameStoredNumber(c.alpha_plan, pc.result.alpha_plan)) {
-    return Inconsistent("case " + c.name + ": plan.alpha_per_test " + Num(c.alpha_plan) + " is not the plan's " +
-                        Num(pc.result.alpha_plan));
+    return Inconsistent("case " + c.name + ": plan.alpha_per_test " + FormatSignificant(c.alpha_plan) +
+                        " is not the plan's " + FormatSignificant(pc.result.alpha_plan));
   }
   return CheckCaseStatistics(c, pc, budget);
 }

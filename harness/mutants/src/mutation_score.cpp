@@ -17,16 +17,6 @@ namespace samplecheck::harness {
 namespace {
 
 // Draw counts as people read them: 895, 2.1e6, 2e7 (two significant digits from 1e4 on).
-std::string Compact(double n) {
-  std::ostringstream out;
-  if (!(n < 1e4)) {
-    out << FormatMantissaExponent(n, 2);
-  } else {
-    out << static_cast<uint64_t>(std::ceil(n));
-  }
-  return out.str();
-}
-
 // The catch of a failed case: a failing hard outcome (a sampler error before support violations), else the
 // p-value test that needs the fewest draws for power 0.99.
 MutantCatch CampaignCatch(const std::string& suite, const CaseResult& r) {
@@ -172,13 +162,13 @@ std::string MutantRow::Needed() const {
   std::string out;
   for (const MutantCatch& c : catches) {
     if (c.draws) {
-      out = Compact(c.needed) + " draws";
+      out = FormatNeededCount(c.needed) + " draws";
       break;
     }
   }
   for (const MutantCatch& c : catches) {
     if (!c.draws) {
-      out += (out.empty() ? "" : ", ") + Compact(c.needed) + " cases";
+      out += (out.empty() ? "" : ", ") + FormatNeededCount(c.needed) + " cases";
       break;
     }
   }
@@ -266,8 +256,8 @@ std::string FormatMutantRowProgress(const MutantRow& r, bool verbose) {
   std::ostringstream os;
   if (verbose) {
     for (const MutantCatch& c : r.catches) {
-      os << "    " << r.name << "  " << c.check << "  (" << Compact(c.needed) << (c.draws ? " draws)" : " cases)")
-         << "\n";
+      os << "    " << r.name << "  " << c.check << "  (" << FormatNeededCount(c.needed)
+         << (c.draws ? " draws)" : " cases)") << "\n";
     }
   }
   os << "  " << std::left << std::setw(30) << r.name << std::setw(12) << r.Verdict() << std::fixed

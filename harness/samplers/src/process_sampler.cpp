@@ -9,15 +9,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "default_count.h"
+#include "process_protocol.h"
 #include "process_sampler_child.h"
 #include "process_sampler_internal.h"
-#include "process_protocol.h"
 #include "replay_internal.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/samplers/verifier.h"
 
 namespace samplecheck::harness {
@@ -58,12 +58,6 @@ std::string Printable(std::string_view text) {
     }
   }
   return out;
-}
-
-std::string Seconds(double s) {
-  std::ostringstream out;
-  out << s;
-  return out.str();
 }
 
 // How a ProcessSampler names itself and quotes its client.
@@ -666,7 +660,7 @@ class ProcessReplaySource final : public ReplaySource {
 // A deadline of the options: in (0, 86400] seconds.
 Status CheckTimeout(const char* field, double seconds) {
   if (seconds > 0 && seconds <= kMaxTimeoutSeconds) return Status::Ok();
-  return InvalidArgument(std::string("process sampler option ") + field + " = " + Seconds(seconds) +
+  return InvalidArgument(std::string("process sampler option ") + field + " = " + FormatSignificant(seconds) +
                          " is outside (0, 86400] seconds");
 }
 

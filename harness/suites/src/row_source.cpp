@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "samplecheck/core/files.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/reference/logits.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -57,12 +58,6 @@ Status CheckPositive(const RowSpec& spec, const char* name, double value) {
     return InvalidArgument(os.str());
   }
   return Status::Ok();
-}
-
-std::string FormatNumber(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
 }
 
 }  // namespace
@@ -182,16 +177,16 @@ std::string DescribeRowSpec(const RowSpec& spec) {
     s += spec.path + ", row " + std::to_string(spec.row);
   } else {
     s += "V=" + std::to_string(spec.vocab);
-    if (k == "gaussian" || k == "near_flat") s += ", sigma=" + FormatNumber(spec.sigma);
-    if (k == "zipf") s += ", s=" + FormatNumber(spec.exponent);
-    if (k == "gumbel") s += ", scale=" + FormatNumber(spec.scale);
+    if (k == "gaussian" || k == "near_flat") s += ", sigma=" + FormatSignificant(spec.sigma);
+    if (k == "zipf") s += ", s=" + FormatSignificant(spec.exponent);
+    if (k == "gumbel") s += ", scale=" + FormatSignificant(spec.scale);
     if (k == "tied") s += ", levels=" + std::to_string(spec.levels);
     if (k == "many_tail") {
-      s += ", head=" + std::to_string(spec.head) + ", gaps " + FormatNumber(spec.tail_min_gap) + ".." +
-           FormatNumber(spec.tail_max_gap);
+      s += ", head=" + std::to_string(spec.head) + ", gaps " + FormatSignificant(spec.tail_min_gap) + ".." +
+           FormatSignificant(spec.tail_max_gap);
     }
   }
-  if (spec.mask_fraction > 0.0) s += ", masked " + FormatNumber(spec.mask_fraction);
+  if (spec.mask_fraction > 0.0) s += ", masked " + FormatSignificant(spec.mask_fraction);
   if (!spec.poison.empty()) s += ", poison " + spec.poison;
   return s + ")";
 }
@@ -208,7 +203,8 @@ Result<std::vector<float>> DyadicRow(const RowSpec& spec) {
   }
   for (double p : probs) {
     if (!(p > 0.0) || !std::isfinite(p)) {
-      return InvalidArgument("row dyadic: probability " + FormatNumber(p) + " must be positive (use mask_fraction "
+      return InvalidArgument("row dyadic: probability " + FormatSignificant(p) +
+                             " must be positive (use mask_fraction "
                              "for -inf tokens)");
     }
   }
@@ -260,7 +256,7 @@ Status MaskRow(const RowSpec& spec, Stream& rng, std::vector<float>& row) {
   const std::string& k = spec.kind;
   if (spec.mask_fraction != 0.0) {
     if (!(spec.mask_fraction > 0.0 && spec.mask_fraction < 1.0)) {
-      return InvalidArgument("row " + k + ": mask_fraction = " + FormatNumber(spec.mask_fraction) +
+      return InvalidArgument("row " + k + ": mask_fraction = " + FormatSignificant(spec.mask_fraction) +
                              " is outside [0, 1)");
     }
     const int64_t v = static_cast<int64_t>(row.size());

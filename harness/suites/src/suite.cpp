@@ -5,21 +5,15 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "samplecheck/core/files.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/suites/json_text.h"
 #include "samplecheck/suites/suite_file.h"
 
 namespace samplecheck::harness {
 namespace {
-
-std::string Num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 Result<AmbiguousAction> ParseAmbiguous(const nlohmann::json& j, const std::string& where) {
   if (!j.is_string()) return ParseError(where + ": \"ambiguous\" must be \"perturb\", \"condition\" or \"skip\"");
@@ -168,10 +162,10 @@ nlohmann::json ParamsToJson(const SamplingParams& params, bool with_rng) {
 }
 
 std::string DescribeParams(const SamplingParams& p) {
-  std::string s = "T=" + Num(p.temperature);
+  std::string s = "T=" + FormatSignificant(p.temperature);
   if (p.top_k != -1) s += " k=" + std::to_string(p.top_k);
-  if (p.top_p != 1.0) s += " p=" + Num(p.top_p);
-  if (p.min_p != 0.0) s += " min_p=" + Num(p.min_p);
+  if (p.top_p != 1.0) s += " p=" + FormatSignificant(p.top_p);
+  if (p.min_p != 0.0) s += " min_p=" + FormatSignificant(p.min_p);
   return s;
 }
 
@@ -209,7 +203,8 @@ Status ParseSuiteFields(const nlohmann::json& json, const std::string& source, S
   auto unit_interval = [&](const char* key, double& out, double lo, double hi) -> Status {
     if (!json.contains(key)) return Status::Ok();
     if (!json[key].is_number() || !(json[key].get<double>() > lo && json[key].get<double>() < hi)) {
-      return ParseError(source + ": \"" + key + "\" must be a number in (" + Num(lo) + ", " + Num(hi) + ")");
+      return ParseError(source + ": \"" + key + "\" must be a number in (" + FormatSignificant(lo) + ", " +
+                        FormatSignificant(hi) + ")");
     }
     out = json[key].get<double>();
     return Status::Ok();

@@ -12,7 +12,8 @@
 
 namespace samplecheck {
 
-// A probability or mass as the explanations print it: `digits` significant digits of its double.
+// A probability or mass as the explanations print it: `digits` significant digits of its double (FormatSignificant
+// of core/format.h; the explanations pass long double).
 std::string ExplainNumber(long double value, int digits = 10);
 
 // The kept set by probability (at most max_tokens rows), the boundary decisions with their margins in fp32 ulps,

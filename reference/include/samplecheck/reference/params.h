@@ -8,6 +8,7 @@
 #include <string>
 
 #include "samplecheck/core/error.h"
+#include "samplecheck/core/format.h"
 
 namespace samplecheck {
 
@@ -39,7 +40,8 @@ struct ParamError {
 // temperature, top_k, top_p, min_p). NaN is invalid everywhere.
 std::optional<ParamError> ValidateParams(const SamplingParams& params, const Profile& profile);
 
-// A value as error messages print it: 17 significant digits, so the printed number reads back as the same double.
-std::string FormatValue(double value);
+// A value as error messages print it: FormatExact of core/format.h (17 significant digits, so the printed number
+// reads back as the same double), under the name the parameter messages of every library have long used.
+inline std::string FormatValue(double value) { return FormatExact(value); }
 
 }  // namespace samplecheck
