@@ -15,7 +15,7 @@
 
 #include "command_registry.h"
 #include "options.h"
-#include "run_spec.h"
+#include "run_verifier.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/shard.h"
 #include "samplecheck/checks/result.h"
@@ -55,7 +55,7 @@ struct RunOptions {
   harness::EvidencePolicy evidence;
   std::string shard;    // --shard I/N | auto | auto/N
   std::string devices;  // --devices all | 0,1,...
-  std::string verifier;  // --verifier: a speculative-decoding suite (run_spec.h)
+  std::string verifier;   // --verifier: a speculative-decoding suite (run_verifier.h)
   std::string plan_from;  // --plan-from: a report (or a journal's plan) whose recorded plan this run draws
   std::optional<double> budget;  // --budget: the time budget in seconds (0: none), instead of the suite's
 };
@@ -94,7 +94,7 @@ int Fail(const std::string& message) {
   return kExitUsage;
 }
 
-// run --verifier: the speculative-decoding campaign (cmd_run_spec.cpp).
+// run --verifier: the speculative-decoding campaign (cmd_run_verifier.cpp).
 int RunSpec(const RunOptions& o, const std::string& command_line) {
   if (!o.shard.empty() || !o.devices.empty() || o.resume) {
     return Fail("--shard, --devices and --resume do not apply to a spec suite (--verifier) yet: run it whole");

@@ -3,7 +3,7 @@
 // Its outputs, locks and epilogue are the run session's (harness/session).
 
 #include "command_registry.h"
-#include "run_spec.h"
+#include "run_verifier.h"
 #include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/session/session.h"

@@ -1,4 +1,4 @@
-// `samplecheck run --suite spec-... --verifier <spec>`: the speculative-decoding campaign (cmd_run_spec.cpp).
+// `samplecheck run --suite spec-... --verifier <spec>`: the speculative-decoding campaign (cmd_run_verifier.cpp).
 #pragma once
 
 #include <cstdint>
