@@ -13,7 +13,7 @@
 #include "command_registry.h"
 #include "options.h"
 #include "samplecheck/campaign/report_check.h"
-#include "samplecheck/report/ab_test.h"
+#include "samplecheck/report/ab_comparison.h"
 #include "samplecheck/report/report.h"
 
 namespace samplecheck::tools {

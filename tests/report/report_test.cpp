@@ -4,7 +4,7 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/checks/checks.h"
-#include "samplecheck/report/ab_test.h"
+#include "samplecheck/report/ab_comparison.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/suite.h"

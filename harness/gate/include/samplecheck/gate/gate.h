@@ -8,7 +8,7 @@
 
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/core/error.h"
-#include "samplecheck/report/ab_test.h"
+#include "samplecheck/report/ab_comparison.h"
 
 namespace samplecheck::harness {
 

@@ -1,4 +1,4 @@
-#include "samplecheck/report/ab_test.h"
+#include "samplecheck/report/ab_comparison.h"
 
 #include <algorithm>
 #include <cmath>
