@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace samplecheck::harness {
 namespace {
 
@@ -21,11 +24,16 @@ TEST(SamplerRegistry, UnknownKindListsEveryKnownKind) {
   }
 }
 
+// A build without CUDA says cuda is not built in before it reads the profile (CudaIsAvailableExactlyWhenBuilt).
 TEST(SamplerRegistry, MalformedSpecsAreInvalidArgument) {
-  for (const char* spec : {"", "exact:", "cuda:", "mutant:", "plugin:", "plugin::cfg", "plugin-inproc:",
-                           "plugin-inproc::cfg", "process:", "process:   "}) {
+  std::vector<std::string> specs = {
+      "",         "exact:",      "mutant:", "plugin:", "plugin::cfg", "plugin-inproc:", "plugin-inproc::cfg",
+      "process:", "process:   ", "lossy:"};
+  if (CudaBuiltIn()) specs.push_back("cuda:");
+  for (const std::string& spec : specs) {
     const Error error = SpecError(spec);
     EXPECT_EQ(error.code, ErrorCode::kInvalidArgument) << "spec '" << spec << "': " << error.ToString();
+    EXPECT_EQ(error.message.rfind("malformed sampler spec '" + spec + "': ", 0), 0u) << error.message;
     EXPECT_NE(error.message.find("known kinds"), std::string::npos) << "spec '" << spec << "': " << error.message;
   }
 }
@@ -66,9 +74,12 @@ TEST(SamplerRegistry, CudaIsAvailableExactlyWhenBuilt) {
     EXPECT_TRUE(kind.available);
 #else
     EXPECT_FALSE(kind.available);
-    const Error error = SpecError("cuda");
-    EXPECT_EQ(error.code, ErrorCode::kUnsupported);
-    EXPECT_NE(error.message.find("without CUDA"), std::string::npos) << error.message;
+    for (const char* spec : {"cuda", "cuda:", "cuda:hf"}) {
+      const Error error = SpecError(spec);
+      EXPECT_EQ(error.code, ErrorCode::kUnsupported) << spec;
+      EXPECT_NE(error.message.find("is not built into this program"), std::string::npos) << error.message;
+      EXPECT_NE(error.message.find("without CUDA"), std::string::npos) << error.message;
+    }
 #endif
   }
   EXPECT_TRUE(listed);

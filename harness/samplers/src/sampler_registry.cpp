@@ -1,4 +1,5 @@
-// The sampler kinds (sampler_registry.h). A kind's factory receives the spec split at its first ':'.
+// The sampler kinds (sampler_registry.h): a table of kinds.h, whose functions find a kind, word its errors and its
+// help. A kind's factory receives the spec split at its first ':'.
 //
 //   exact [":" profile] | cuda [":" profile]   a profile in the spec overrides SamplerOptions::profile, so
 //                                              `--sampler exact:hf --profile vllm` checks the hf sampler against
@@ -27,21 +28,11 @@
 namespace samplecheck::harness {
 namespace {
 
-#ifdef SAMPLECHECK_HAVE_CUDA
-constexpr bool kHaveCuda = true;
-#else
-constexpr bool kHaveCuda = false;
-#endif
+constexpr std::string_view kWhat = "sampler";
 
 bool IsFile(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string KnownKinds() {
-  std::string kinds;
-  for (const SamplerKind& kind : SamplerKinds()) kinds += (kinds.empty() ? "" : ", ") + kind.usage;
-  return kinds;
 }
 
 // exact[:profile], cuda[:profile]: the profile of the spec, else the options'.
@@ -58,14 +49,16 @@ Result<std::unique_ptr<Sampler>> MakeExact(const SamplerSpec& spec, const Sample
   return MakeExactSampler(*profile);
 }
 
-Result<std::unique_ptr<Sampler>> MakeCuda(const SamplerSpec& spec, const SamplerOptions& options) {
-  auto profile = ProfileOf(spec, options);
-  if (!profile.ok()) return profile.error();
+// cuda[:profile]; no factory in a build without CUDA (the kind is not available: KindNotBuiltIn).
+SamplerFactory CudaFactory() {
 #ifdef SAMPLECHECK_HAVE_CUDA
-  return MakeCudaSampler(*profile, options.device);
+  return [](const SamplerSpec& spec, const SamplerOptions& options) -> Result<std::unique_ptr<Sampler>> {
+    auto profile = ProfileOf(spec, options);
+    if (!profile.ok()) return profile.error();
+    return MakeCudaSampler(*profile, options.device);
+  };
 #else
-  return Unsupported("sampler 'cuda' is not available: this samplecheck was built without CUDA (configure with "
-                     "-DSAMPLECHECK_CUDA=ON on a machine with nvcc); use 'exact' for the CPU reference sampler");
+  return nullptr;
 #endif
 }
 
@@ -124,59 +117,45 @@ Result<std::unique_ptr<Sampler>> MakeLossy(const SamplerSpec& spec, const Sample
 
 const std::vector<SamplerKind>& SamplerKinds() {
   static const std::vector<SamplerKind> kinds = {
-      {"exact", "exact[:profile]",
-       "the reference's exact CPU sampler (inverse CDF, Philox); profile from the spec or --profile", true, MakeExact},
-      {"cuda", "cuda[:profile]",
-       kHaveCuda ? "samplecheck's CUDA kernels (needs a GPU at run time)" : "samplecheck's CUDA kernels (not built in)",
-       kHaveCuda, MakeCuda},
-      {"mutant", "mutant:<name>", "the correct sampler plus one injected fault (the mutant zoo)", true, MakeMutant},
-      {"plugin", "plugin:<path.so>[:config]",
-       "a shared library speaking the C ABI of docs/plugin-abi.md, run in a child process "
-       "(samplecheck-plugin-host): its crash, exit or hang fails the case",
-       true, MakePlugin},
-      {"plugin-inproc", "plugin-inproc:<path.so>[:config]",
-       "the same, loaded into samplecheck itself: faster, but its crash, exit or hang is samplecheck's", true,
+      {{"exact", "exact[:profile]",
+        "the reference's exact CPU sampler (inverse CDF, Philox); profile from the spec or --profile", true},
+       MakeExact},
+      {{"cuda", "cuda[:profile]", CudaKindSummary("samplecheck's CUDA kernels (needs a GPU at run time)"),
+        CudaBuiltIn()},
+       CudaFactory()},
+      {{"mutant", "mutant:<name>", "the correct sampler plus one injected fault (the mutant zoo)", true}, MakeMutant},
+      {{"plugin", "plugin:<path.so>[:config]",
+        "a shared library speaking the C ABI of docs/plugin-abi.md, run in a child process "
+        "(samplecheck-plugin-host): its crash, exit or hang fails the case",
+        true},
+       MakePlugin},
+      {{"plugin-inproc", "plugin-inproc:<path.so>[:config]",
+        "the same, loaded into samplecheck itself: faster, but its crash, exit or hang is samplecheck's", true},
        MakePluginInProcess},
-      {"process", "process:<command>", "an external program speaking docs/process-protocol.md on stdin/stdout", true,
+      {{"process", "process:<command>", "an external program speaking docs/process-protocol.md on stdin/stdout", true},
        MakeProcess},
-      {"lossy", "lossy:<spec>",
-       "any sampler spec declared an approximation: campaigns state its measured TV instead of a pass/fail "
-       "(gate --max-tv)",
-       true, MakeLossy},
+      {{"lossy", "lossy:<spec>",
+        "any sampler spec declared an approximation: campaigns state its measured TV instead of a pass/fail "
+        "(gate --max-tv)",
+        true},
+       MakeLossy},
   };
   return kinds;
 }
 
 Error MalformedSamplerSpec(std::string_view spec, const std::string& why) {
-  return InvalidArgument("malformed sampler spec '" + std::string(spec) + "': " + why + "; known kinds: " +
-                         KnownKinds());
+  return MalformedKindSpec(kWhat, spec, why, InfosOf(SamplerKinds()));
 }
 
-std::string SamplerSpecHelp() { return "sampler spec: " + KnownKinds(); }
+std::string SamplerSpecHelp() { return KindSpecHelp(kWhat, InfosOf(SamplerKinds())); }
 
-Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view text, const SamplerOptions& options) {
-  if (text.empty()) return MalformedSamplerSpec(text, "the spec is empty");
-  const size_t colon = text.find(':');
-  SamplerSpec spec;
-  spec.text = text;
-  spec.kind = text.substr(0, colon);
-  spec.has_arg = colon != std::string_view::npos;
-  spec.arg = spec.has_arg ? text.substr(colon + 1) : std::string_view();
-  for (const SamplerKind& kind : SamplerKinds()) {
-    if (kind.name == spec.kind) return kind.make(spec, options);
-  }
-  return InvalidArgument("unknown sampler kind '" + std::string(spec.kind) + "' in spec '" + std::string(text) +
-                         "'; known kinds: " + KnownKinds());
+Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view spec, const SamplerOptions& options) {
+  return MakeKind(kWhat, SamplerKinds(), spec, options);
 }
 
 std::string PluginLibraryOfSpec(std::string_view text) {
-  const size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return "";
-  SamplerSpec spec;
-  spec.text = text;
-  spec.kind = text.substr(0, colon);
-  spec.has_arg = true;
-  spec.arg = text.substr(colon + 1);
+  const SamplerSpec spec = SplitKindSpec(text);
+  if (!spec.has_arg) return "";
   if (spec.kind == "lossy") return PluginLibraryOfSpec(spec.arg);
   if (spec.kind != "plugin" && spec.kind != "plugin-inproc") return "";
   auto plugin = PluginPathAndConfig(spec);

@@ -1,18 +1,19 @@
 // Samplers by spec, as the command line names them (`--sampler <spec>`). The kinds are one table (SamplerKinds():
-// name, usage, one-line summary, availability, factory); `samplecheck list`, the `--sampler` help of every command
-// and the error for an unknown kind are all printed from it. A new kind is its source file (the sampler and its
-// factory), one entry in src/sampler_registry.cpp and its test.
+// entries of the template of kinds.h, shared with the verifier and replay source kinds: name, usage, one-line
+// summary, availability, factory); `samplecheck list`, the `--sampler` help of every command and the error for an
+// unknown kind are all printed from it. A new kind is its source file (the sampler and its factory), one entry in
+// src/sampler_registry.cpp and its test.
 //
-//   spec := kind [":" argument]     the kind is the text before the first ':'
+//   spec := kind [":" argument]     the kind is the text before the first ':' (kinds.h)
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "samplecheck/core/error.h"
+#include "samplecheck/samplers/kinds.h"
 #include "samplecheck/samplers/sampler.h"
 
 namespace samplecheck::harness {
@@ -22,30 +23,19 @@ struct SamplerOptions {
   int device = -1;               // GPU samplers: the CUDA device (-1: the current one); others ignore it
 };
 
-// A --sampler spec split at its first ':'.
-struct SamplerSpec {
-  std::string_view text;  // the whole spec
-  std::string_view kind;  // before the first ':'
-  std::string_view arg;   // after it ("" when there is none)
-  bool has_arg = false;   // the spec has a ':'
-};
+// A --sampler spec split at its first ':' (kinds.h).
+using SamplerSpec = KindSpec;
 
-using SamplerFactory = std::function<Result<std::unique_ptr<Sampler>>(const SamplerSpec&, const SamplerOptions&)>;
-
-struct SamplerKind {
-  std::string name;       // "exact"
-  std::string usage;      // "exact[:profile]"
-  std::string summary;    // one line
-  bool available = true;  // false: not built into this program (cuda without CUDA)
-  SamplerFactory make;
-};
+// An entry of the sampler kinds table: a factory of samplers given the split spec and the options.
+using SamplerKind = Kind<std::unique_ptr<Sampler>, SamplerOptions>;
+using SamplerFactory = decltype(SamplerKind::make);
 
 // Every kind this program knows, in the order `list` prints them.
 const std::vector<SamplerKind>& SamplerKinds();
 
-// kInvalidArgument for an unknown kind or malformed spec (the message lists the known kinds), and for a bad
-// SAMPLECHECK_PROCESS_TIMEOUT_S or SAMPLECHECK_PLUGIN_HOST (process, plugin); kPlugin for a plugin or process that
-// fails to load or to handshake; kUnsupported for `cuda` without a GPU or without CUDA.
+// kInvalidArgument for an unknown kind or malformed spec (the messages of kinds.h, listing the known kinds), and for
+// a bad SAMPLECHECK_PROCESS_TIMEOUT_S or SAMPLECHECK_PLUGIN_HOST (process, plugin); kPlugin for a plugin or process
+// that fails to load or to handshake; kUnsupported for `cuda` without a GPU or without CUDA (KindNotBuiltIn).
 Result<std::unique_ptr<Sampler>> MakeSampler(std::string_view spec, const SamplerOptions& options);
 
 // The library file a plugin spec loads (plugin:<path.so>[:config], plugin-inproc:<path.so>[:config], also inside
