@@ -13,7 +13,6 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,6 +22,7 @@
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/reference/speculative.h"
+#include "samplecheck/samplers/kinds.h"
 
 namespace samplecheck::harness {
 
@@ -94,23 +94,18 @@ struct VerifierMutantInfo {
 const std::vector<VerifierMutantInfo>& VerifierMutants();
 Result<std::unique_ptr<Verifier>> MakeVerifierMutant(std::string_view name, std::string_view profile);
 
-// A kind of `--verifier <kind>[:<arg>]`, as `samplecheck list --verifiers` prints it.
-struct VerifierKind {
-  std::string name;       // "exact"
-  std::string usage;      // "exact[:profile]"
-  std::string summary;    // one line
-  bool available = true;  // false: not built into this program (cuda without CUDA)
-  // spec: the whole --verifier value; arg: what follows "<kind>:" ("" when nothing); profile: the judged profile.
-  std::function<Result<std::unique_ptr<Verifier>>(std::string_view spec, std::string_view arg,
-                                                  std::string_view profile)>
-      make;
-};
+// A kind of `--verifier <kind>[:<arg>]`, as `samplecheck list --verifiers` prints it: an entry of the template of
+// kinds.h, whose factory gets the split spec and the judged profile (the default of exact and cuda).
+using VerifierKind = Kind<std::unique_ptr<Verifier>, std::string_view>;
 // Every verifier kind, in the order `list` prints them: the one table MakeVerifier, its help and `list` read.
 const std::vector<VerifierKind>& VerifierKinds();
 
 // `--verifier <spec>`: exact[:profile], cuda[:profile], mutant:<name>, plugin:<lib.so>[:config],
-// plugin-inproc:<lib.so>[:config], process:<command>.
+// plugin-inproc:<lib.so>[:config], process:<command>, lossy:<spec>. kInvalidArgument for an unknown kind or a
+// malformed spec (the messages of kinds.h), an unknown profile or mutant; kUnsupported for cuda without CUDA or a
+// GPU; kPlugin for a plugin or process that fails to load or to handshake, or cannot verify.
 Result<std::unique_ptr<Verifier>> MakeVerifier(std::string_view spec, std::string_view profile);
+// "verifier spec: exact[:profile], cuda[:profile], ..." from the table.
 std::string VerifierSpecHelp();
 
 }  // namespace samplecheck::harness
