@@ -43,7 +43,7 @@ PY
     ;;
   usage_errors)
     expect_rc 2 "$bin" replay --suite replay-smoke --trainer bogus --quiet
-    grep -q "unknown replay source 'bogus'" "$dir/err.txt" || fail "the error does not name the source"
+    grep -q "unknown replay source kind 'bogus' in spec 'bogus'" "$dir/err.txt" || fail "the error does not name the source"
     expect_rc 2 "$bin" replay --suite replay-smoke --engine fault:nope --quiet
     grep -q "unknown fault 'nope'" "$dir/err.txt" || fail "the error does not name the fault"
     expect_rc 2 "$bin" replay --quiet

@@ -18,7 +18,7 @@ Status CheckReplayBatch(const ReplayBatch& batch, const Profile& profile);
 // client's HELLO does not set the LOGPROBS_BATCH bit, the errors of MakeProcessSampler otherwise.
 Result<std::unique_ptr<ReplaySource>> MakeProcessReplaySource(std::string_view command);
 
-// cuda[:profile] (src/cuda/cuda_replay.cpp); kUnsupported in a build without CUDA.
+// cuda[:profile] (src/cuda/cuda_replay.cpp), in a build with CUDA only (without, the kind is not available).
 Result<std::unique_ptr<ReplaySource>> MakeCudaReplaySource(std::string_view profile);
 
 }  // namespace samplecheck::harness

@@ -1,12 +1,12 @@
 // Replay sources (replay_source.h): the reference, its planted faults, any sampler's processed distribution, and
-// the table of kinds. The CUDA source is src/cuda/cuda_replay.cpp, the process source src/process_replay.cpp.
+// the table of kinds (a table of kinds.h, whose functions find a kind, word its errors and its help). The CUDA source
+// is src/cuda/cuda_replay.cpp, the process source src/process_replay.cpp.
 #include "samplecheck/samplers/replay_source.h"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <type_traits>
 #include <utility>
 
 #include "replay_internal.h"
@@ -17,6 +17,9 @@ namespace samplecheck::harness {
 namespace {
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+constexpr std::string_view kWhat = "replay source";
+using Made = Result<std::unique_ptr<ReplaySource>>;
+using ReplaySourceFactory = decltype(ReplaySourceKind::make);
 
 enum class FaultKind { kNone, kProfile, kNoLabelGuard, kNoRenormalization };
 
@@ -190,117 +193,101 @@ Result<std::unique_ptr<ReplaySource>> MakeReference(std::string_view arg, std::s
   return std::unique_ptr<ReplaySource>(std::make_unique<ReferenceSource>(**p, fault));
 }
 
-Result<std::unique_ptr<ReplaySource>> MakeFault(std::string_view spec, std::string_view arg,
-                                                std::string_view profile) {
+Error Malformed(const KindSpec& spec, const std::string& why) {
+  return MalformedKindSpec(kWhat, spec.text, why, InfosOf(ReplaySourceKinds()));
+}
+
+Made MakeExact(const KindSpec& spec, std::string_view profile) { return MakeReference(spec.arg, profile, nullptr); }
+
+// fault:<name>[:profile]
+Made MakeFault(const KindSpec& spec, std::string_view profile) {
+  const std::string_view arg = spec.arg;
   const size_t colon = arg.find(':');
   const std::string_view name = arg.substr(0, colon);
   const FaultEntry* fault = FindFault(name);
   if (fault == nullptr) {
-    return InvalidArgument("replay source '" + std::string(spec) + "': unknown fault '" + std::string(name) +
+    return InvalidArgument("replay source '" + std::string(spec.text) + "': unknown fault '" + std::string(name) +
                            "' (known: " + KnownFaults() + ")");
   }
   return MakeReference(colon == std::string_view::npos ? std::string_view{} : arg.substr(colon + 1), profile, fault);
 }
 
-Result<std::unique_ptr<ReplaySource>> MakeFromSampler(std::string_view spec, std::string_view arg,
-                                                      std::string_view profile) {
-  if (arg.empty()) return InvalidArgument("replay source '" + std::string(spec) + "' names no sampler (sampler:<spec>)");
-  auto sampler = MakeSampler(arg, SamplerOptions{.profile = std::string(profile)});
+// cuda[:profile] (src/cuda/cuda_replay.cpp); no factory in a build without CUDA (the kind is not available:
+// KindNotBuiltIn).
+ReplaySourceFactory CudaFactory() {
+#ifdef SAMPLECHECK_HAVE_CUDA
+  return [](const KindSpec& spec, std::string_view profile) -> Made {
+    return MakeCudaReplaySource(spec.arg.empty() ? profile : spec.arg);
+  };
+#else
+  return nullptr;
+#endif
+}
+
+// sampler:<sampler spec>
+Made MakeFromSampler(const KindSpec& spec, std::string_view profile) {
+  if (spec.arg.empty()) return Malformed(spec, "a sampler source needs a sampler spec (sampler:<sampler spec>)");
+  auto sampler = MakeSampler(spec.arg, SamplerOptions{.profile = std::string(profile)});
   if (!sampler.ok()) return sampler.error();
   if (!(*sampler)->GetCapabilities().processed_distribution) {
-    return InvalidArgument("replay source '" + std::string(spec) + "': sampler " + (*sampler)->Name() +
+    return InvalidArgument("replay source '" + std::string(spec.text) + "': sampler " + (*sampler)->Name() +
                            " exposes no processed distribution (a process must answer PROCESSED, a plugin export "
                            "processed_distribution)");
   }
   return std::unique_ptr<ReplaySource>(std::make_unique<SamplerSource>(std::move(*sampler)));
 }
 
-using ReplayFactory = std::function<Result<std::unique_ptr<ReplaySource>>(std::string_view spec, std::string_view arg,
-                                                                          std::string_view profile)>;
-struct KindEntry {
-  ReplaySourceKind kind;
-  ReplayFactory make;
-};
-
-const std::vector<KindEntry>& KindTable() {
-  static const std::vector<KindEntry> table = {
-      {{"exact", "exact[:profile]",
-        "the reference's processed distribution as fp32 logprobs; with labels, the trainers' label guard"},
-       [](std::string_view, std::string_view arg, std::string_view profile) {
-         return MakeReference(arg, profile, nullptr);
-       }},
-      {{"fault", "fault:<name>[:profile]", "the reference with one planted replay fault (" + KnownFaults() + ")"},
-       MakeFault},
-      {{"cuda", "cuda[:profile]",
-        "samplecheck's CUDA processed-logprobs and label kernels (profiles vllm, hf; needs CUDA and a GPU)"},
-       [](std::string_view, std::string_view arg, std::string_view profile) {
-         return MakeCudaReplaySource(arg.empty() ? profile : arg);
-       }},
-      {{"sampler", "sampler:<sampler spec>",
-        "any --sampler with a processed distribution (process: through PROCESSED, plugin:, mutant:), row by row, "
-        "no labels"},
-       MakeFromSampler},
-      {{"process", "process:<command>",
-        "a process answering LOGPROBS_BATCH: a batch in one message with its dtype, and its labels to a trainer "
-        "that takes them (docs/process-protocol.md)"},
-       [](std::string_view spec, std::string_view arg, std::string_view) -> Result<std::unique_ptr<ReplaySource>> {
-         if (arg.find_first_not_of(" \t") == std::string_view::npos) {
-           return InvalidArgument("replay source '" + std::string(spec) + "': a process needs a command (process:<command>)");
-         }
-         return MakeProcessReplaySource(arg);
-       }},
-  };
-  return table;
+// process:<command> (src/process_sampler.cpp)
+Made MakeProcess(const KindSpec& spec, std::string_view) {
+  if (spec.arg.find_first_not_of(" \t") == std::string_view::npos) {
+    return Malformed(spec, "a process needs a command (process:<command>)");
+  }
+  return MakeProcessReplaySource(spec.arg);
 }
 
 }  // namespace
-
-#ifndef SAMPLECHECK_HAVE_CUDA
-Result<std::unique_ptr<ReplaySource>> MakeCudaReplaySource(std::string_view) {
-  return Unsupported("replay source 'cuda' is not available: this samplecheck was built without CUDA (configure with "
-                     "-DSAMPLECHECK_CUDA=ON on a machine with nvcc); use 'exact' for the reference");
-}
-#endif
 
 const char* ReplayDTypeName(ReplayDType dtype) { return dtype == ReplayDType::kBFloat16 ? "bf16" : "fp32"; }
 
-namespace {
-// The public part (`member`) of every entry of a table.
-template <auto member, class Entry>
-auto Column(const std::vector<Entry>& table) {
-  std::vector<std::remove_cvref_t<decltype(table.front().*member)>> v;
-  for (const Entry& e : table) v.push_back(e.*member);
-  return v;
-}
-}  // namespace
-
 const std::vector<ReplayFault>& ReplayFaults() {
-  static const std::vector<ReplayFault> faults = Column<&FaultEntry::info>(FaultTable());
+  static const std::vector<ReplayFault> faults = [] {
+    std::vector<ReplayFault> v;
+    for (const FaultEntry& f : FaultTable()) v.push_back(f.info);
+    return v;
+  }();
   return faults;
 }
 
 const std::vector<ReplaySourceKind>& ReplaySourceKinds() {
-  static const std::vector<ReplaySourceKind> kinds = Column<&KindEntry::kind>(KindTable());
+  static const std::vector<ReplaySourceKind> kinds = {
+      {{"exact", "exact[:profile]",
+        "the reference's processed distribution as fp32 logprobs; with labels, the trainers' label guard", true},
+       MakeExact},
+      {{"fault", "fault:<name>[:profile]", "the reference with one planted replay fault (" + KnownFaults() + ")", true},
+       MakeFault},
+      {{"cuda", "cuda[:profile]",
+        CudaKindSummary(
+            "samplecheck's CUDA processed-logprobs and label kernels (profiles vllm, hf; needs CUDA and a GPU)"),
+        CudaBuiltIn()},
+       CudaFactory()},
+      {{"sampler", "sampler:<sampler spec>",
+        "any --sampler with a processed distribution (process: through PROCESSED, plugin:, mutant:), row by row, "
+        "no labels",
+        true},
+       MakeFromSampler},
+      {{"process", "process:<command>",
+        "a process answering LOGPROBS_BATCH: a batch in one message with its dtype, and its labels to a trainer "
+        "that takes them (docs/process-protocol.md)",
+        true},
+       MakeProcess},
+  };
   return kinds;
 }
 
-std::string ReplaySourceSpecHelp() {
-  std::string help = "replay source spec: ";
-  for (size_t i = 0; i < KindTable().size(); ++i) {
-    const ReplaySourceKind& k = KindTable()[i].kind;
-    help += (i ? "; " : "") + k.usage + " (" + k.summary + ")";
-  }
-  return help;
-}
+std::string ReplaySourceSpecHelp() { return KindSpecHelp(kWhat, InfosOf(ReplaySourceKinds())); }
 
 Result<std::unique_ptr<ReplaySource>> MakeReplaySource(std::string_view spec, std::string_view profile) {
-  const size_t colon = spec.find(':');
-  const std::string_view kind = spec.substr(0, colon);
-  const std::string_view arg = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
-  for (const KindEntry& k : KindTable()) {
-    if (k.kind.name == kind) return k.make(spec, arg, profile);
-  }
-  return InvalidArgument("unknown replay source '" + std::string(spec) + "'; " + ReplaySourceSpecHelp());
+  return MakeKind(kWhat, ReplaySourceKinds(), spec, profile);
 }
 
 Status CheckReplayBatch(const ReplayBatch& batch, const Profile& profile) {

@@ -3,7 +3,7 @@
 // truncation on its own logits. A source answers a batch of rows at once (engines switch paths by batch size) and
 // may take one label per row (the token the engine sampled), which a trainer's label guard keeps finite.
 //
-// Kinds (`--engine` / `--trainer` of `samplecheck replay`; ReplaySourceKinds() is the one table):
+// Kinds (`--engine` / `--trainer` of `samplecheck replay`; ReplaySourceKinds() is the one table, of kinds.h):
 //   exact[:profile]         the reference's processed distribution (reference/distribution.h) as fp32 logprobs;
 //                           with labels, the label guard of trainers: a label outside the kept set is restored
 //                           and the row renormalized over kept + {label} (reported as guarded)
@@ -29,6 +29,7 @@
 #include "samplecheck/core/error.h"
 #include "samplecheck/reference/params.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/kinds.h"
 #include "samplecheck/samplers/sampler.h"
 
 namespace samplecheck::harness {
@@ -78,17 +79,16 @@ struct ReplayFault {
 };
 const std::vector<ReplayFault>& ReplayFaults();
 
-struct ReplaySourceKind {
-  std::string name;   // "exact"
-  std::string usage;  // "exact[:profile]"
-  std::string summary;
-};
+// A kind of replay source: an entry of the template of kinds.h, whose factory gets the split spec and the judged
+// profile (the default of exact, fault and cuda).
+using ReplaySourceKind = Kind<std::unique_ptr<ReplaySource>, std::string_view>;
 const std::vector<ReplaySourceKind>& ReplaySourceKinds();
-// "replay source spec: exact[:profile] (...), ..." from the table, for --engine / --trainer help and errors.
+// "replay source spec: exact[:profile], fault:<name>[:profile], ..." from the table, for --engine / --trainer help.
 std::string ReplaySourceSpecHelp();
 
 // A source by spec under the judged profile (the default of exact, fault and cuda). kInvalidArgument for an
-// unknown kind, fault or profile (the message lists what is known), or a sampler without a processed distribution;
+// unknown kind or a malformed spec (the messages of kinds.h, listing the known kinds), an unknown fault or profile
+// (the message lists what is known), or a sampler without a processed distribution;
 // kUnsupported for cuda without CUDA or a GPU; kPlugin for a process that fails to start or handshake.
 Result<std::unique_ptr<ReplaySource>> MakeReplaySource(std::string_view spec, std::string_view profile);
 
