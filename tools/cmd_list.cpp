@@ -1,6 +1,7 @@
 // samplecheck list: what this program can check and with what, printed from the tables themselves: the sampler
-// kinds (samplers/sampler_registry.h), the verifier kinds (samplers/verifier.h), the built-in suites (sampler and
-// speculative-decoding suites), the semantics profiles (reference/profile.h), the case checks of a campaign
+// kinds (samplers/sampler_registry.h), the verifier kinds (samplers/verifier.h) and the replay source kinds
+// (samplers/replay_source.h), three tables of samplers/kinds.h printed by one function, the built-in suites (sampler
+// and speculative-decoding suites), the semantics profiles (reference/profile.h), the case checks of a campaign
 // (campaign/checks.h), the properties (properties/suite.h), the mutant zoo (samplers/mutants.h) and the verifier
 // mutants (samplers/verifier.h). `--names` prints one name per line for scripts (scripts/properties-nightly takes its
 // profiles from `samplecheck list --profiles --names`).
@@ -15,7 +16,9 @@
 #include "samplecheck/checks/checks.h"
 #include "samplecheck/properties/suite.h"
 #include "samplecheck/reference/profile.h"
+#include "samplecheck/samplers/kinds.h"
 #include "samplecheck/samplers/mutants.h"
+#include "samplecheck/samplers/replay_source.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/samplers/verifier.h"
 #include "samplecheck/suites/suite.h"
@@ -26,6 +29,7 @@ namespace {
 struct ListOptions {
   bool samplers = false;
   bool verifiers = false;
+  bool replay_sources = false;
   bool suites = false;
   bool profiles = false;
   bool checks = false;
@@ -46,19 +50,23 @@ std::string Padded(const std::string& text, size_t width) {
   return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
+// A kinds table (samplers/kinds.h): per kind its usage, available|missing and its summary.
+Section KindsSection(bool selected, std::string title, const harness::KindInfos& kinds) {
+  Section section{selected, std::move(title), {}};
+  for (const harness::KindInfo* k : kinds) {
+    section.entries.emplace_back(
+        k->name, Padded(k->usage, 34) + " " + Padded(k->available ? "available" : "missing", 9) + " " + k->summary);
+  }
+  return section;
+}
+
 std::vector<Section> Sections(const ListOptions& o) {
   std::vector<Section> sections;
-  Section& samplers = sections.emplace_back(Section{o.samplers, "samplers (--sampler):", {}});
-  for (const harness::SamplerKind& k : harness::SamplerKinds()) {
-    samplers.entries.emplace_back(k.name, Padded(k.usage, 34) + " " + Padded(k.available ? "available" : "missing", 9) +
-                                              " " + k.summary);
-  }
-  Section& verifiers = sections.emplace_back(
-      Section{o.verifiers, "verifiers (run --suite spec-... --verifier; docs/speculative.md):", {}});
-  for (const harness::VerifierKind& k : harness::VerifierKinds()) {
-    verifiers.entries.emplace_back(k.name, Padded(k.usage, 34) + " " +
-                                               Padded(k.available ? "available" : "missing", 9) + " " + k.summary);
-  }
+  sections.push_back(KindsSection(o.samplers, "samplers (--sampler):", harness::InfosOf(harness::SamplerKinds())));
+  sections.push_back(KindsSection(o.verifiers, "verifiers (run --suite spec-... --verifier; docs/speculative.md):",
+                                  harness::InfosOf(harness::VerifierKinds())));
+  sections.push_back(KindsSection(o.replay_sources, "replay sources (replay --engine, --trainer; docs/replay.md):",
+                                  harness::InfosOf(harness::ReplaySourceKinds())));
   Section& suites = sections.emplace_back(Section{o.suites, "suites (--suite; or a suite file, docs/suites.md):", {}});
   for (const auto& s : harness::BuiltinSuites()) {
     suites.entries.emplace_back(s.name, Padded(s.name, 13) + " " + Padded(std::to_string(s.cases), 3) + " cases  " +
@@ -103,8 +111,8 @@ std::vector<Section> Sections(const ListOptions& o) {
 }
 
 int List(const ListOptions& o) {
-  const bool all = !o.samplers && !o.verifiers && !o.suites && !o.profiles && !o.checks && !o.properties &&
-                   !o.mutants && !o.verifier_mutants;
+  const bool all = !o.samplers && !o.verifiers && !o.replay_sources && !o.suites && !o.profiles && !o.checks &&
+                   !o.properties && !o.mutants && !o.verifier_mutants;
   bool first = true;
   for (const Section& section : Sections(o)) {
     if (!all && !section.selected) continue;
@@ -129,10 +137,12 @@ int List(const ListOptions& o) {
 }
 
 const bool registered = RegisterCommand(
-    {"list", "samplers, verifiers, built-in suites, profiles, case checks, properties and the mutants", [](CLI::App& cmd) {
+    {"list", "samplers, verifiers, replay sources, built-in suites, profiles, case checks, properties and the mutants",
+     [](CLI::App& cmd) {
        auto o = std::make_shared<ListOptions>();
        cmd.add_flag("--samplers", o->samplers, "only the sampler kinds: usage, available|missing, summary");
        cmd.add_flag("--verifiers", o->verifiers, "only the verifier kinds (speculative decoding)");
+       cmd.add_flag("--replay-sources", o->replay_sources, "only the replay source kinds (samplecheck replay)");
        cmd.add_flag("--suites", o->suites, "only the built-in suites (sampler and speculative-decoding suites)");
        cmd.add_flag("--profiles", o->profiles, "only the semantics profiles");
        cmd.add_flag("--checks", o->checks, "only the case checks of a campaign");
