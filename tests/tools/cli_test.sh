@@ -140,6 +140,13 @@ case "$scenario" in
   list)
     expect_rc 0 "$bin" list
     for word in exact smoke standard nightly vllm hf; do grep -q "$word" "$dir/out.txt" || fail "list lacks $word"; done
+    grep -q "^replay sources" "$dir/out.txt" || fail "list lacks the replay sources"
+    # The three kinds tables print the same way (one function): usage, available|missing, summary.
+    for table in --samplers --verifiers --replay-sources; do
+      expect_rc 0 "$bin" list "$table"
+      grep -Eq '^exact\[:profile\] +available ' "$dir/out.txt" || fail "list $table lacks exact, available"
+      grep -Eq '^process:<command> +available ' "$dir/out.txt" || fail "list $table lacks process:<command>"
+    done
     ;;
   *) fail "unknown scenario" ;;
 esac
