@@ -225,7 +225,7 @@ std::vector<uint8_t> InThisRun(const CampaignWork& work, const std::vector<WorkI
 
 // The sampler campaign as a kind of the engine (engine.h): Plan opens the samplers and plans the work, the first
 // Drawer starts the run the workers share (and the budget's watch), Collect keeps the finished cases.
-class SamplerCampaign final : public CampaignKind {
+class SamplerCampaign final : public ReportKind {
  public:
   SamplerCampaign(const Suite& suite, const CampaignOptions& options) : suite_(suite), options_(options) {}
 
@@ -270,11 +270,9 @@ class SamplerCampaign final : public CampaignKind {
 
   Status Collect(const CaseSink& sink) override {
     work_->report.draw_plan.spent_seconds = SecondsSince(drawing_);
-    report_ = Finish(*work_, sink, in_this_run_);
+    report = Finish(*work_, sink, in_this_run_);
     return Status::Ok();
   }
-
-  CampaignReport TakeReport() { return std::move(report_); }
 
  private:
   // The run the workers share, its journal's cases marked finished, and the time budget's watch.
@@ -298,18 +296,13 @@ class SamplerCampaign final : public CampaignKind {
   std::vector<uint8_t> in_this_run_;
   std::unique_ptr<SamplerRun> run_;
   Clock::time_point drawing_;
-  CampaignReport report_;
 };
 
 }  // namespace
 
 Result<CampaignReport> RunCampaign(const Suite& suite, const CampaignOptions& options) {
-  const auto t0 = Clock::now();
   SamplerCampaign kind(suite, options);
-  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
-  CampaignReport report = kind.TakeReport();
-  report.seconds = SecondsSince(t0);
-  return report;
+  return RunForReport(kind, options.stop);
 }
 
 }  // namespace samplecheck::harness

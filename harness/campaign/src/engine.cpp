@@ -81,6 +81,14 @@ Status RunKind(CampaignKind& kind, const std::atomic<bool>* stop) {
   return kind.Collect(sink);
 }
 
+Result<CampaignReport> RunForReport(ReportKind& kind, const std::atomic<bool>* stop) {
+  const auto started = std::chrono::steady_clock::now();
+  if (Status st = RunKind(kind, stop); !st.ok()) return st.error();
+  CampaignReport report = std::move(kind.report);
+  report.seconds = SecondsSince(started);
+  return report;
+}
+
 unsigned WorkerCount(unsigned requested, bool parallel_instances, size_t units) {
   unsigned jobs = requested;
   if (jobs == 0) jobs = parallel_instances ? std::max(1u, std::thread::hardware_concurrency()) : 1u;

@@ -106,6 +106,15 @@ class CampaignKind {
 // journal's first error (then it is returned and nothing is collected), Collect.
 Status RunKind(CampaignKind& kind, const std::atomic<bool>* stop);
 
+// A kind whose result is a campaign report (sampler, speculative decoding, replay): Plan stamps `report`, Collect
+// puts the finished cases into it.
+class ReportKind : public CampaignKind {
+ public:
+  CampaignReport report;
+};
+// RunKind, then the report with its seconds (from the start of Plan).
+Result<CampaignReport> RunForReport(ReportKind& kind, const std::atomic<bool>* stop);
+
 // Seconds since `start`.
 double SecondsSince(std::chrono::steady_clock::time_point start);
 

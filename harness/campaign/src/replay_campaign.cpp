@@ -120,7 +120,7 @@ namespace {
 
 // The replay campaign as a kind of the engine (engine.h): an engine and a trainer source per worker, a replay case
 // per work item, its rows' judged cases and the aggregate case.
-class ReplayCampaign final : public CampaignKind {
+class ReplayCampaign final : public ReportKind {
  public:
   ReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) : suite_(suite), options_(options) {}
 
@@ -136,17 +136,17 @@ class ReplayCampaign final : public CampaignKind {
     auto first_trainer = Side(options_.trainer);
     if (!first_trainer.ok()) return first_trainer.error().WithContext("--trainer");
     // No statistical test: every replay check is exact. The alpha is the reports' nominal one (unused).
-    StampReport(report_, {suite_.name, suite_.source, 1e-4, 0.0, 0.0}, options_, profile_name_);
-    report_.sampler = "engine " + (options_.engine.empty() ? std::string("reference") : (*first_engine)->Name()) +
-                      ", trainer " + (options_.trainer.empty() ? std::string("reference") : (*first_trainer)->Name());
-    report_.sampler_spec = "replay --engine " + (options_.engine.empty() ? "exact" : options_.engine) + " --trainer " +
-                           (options_.trainer.empty() ? "exact" : options_.trainer);
-    report_.seed = options_.seed.value_or(suite_.seed);
-    report_.draw_seed = report_.seed;
+    StampReport(report, {suite_.name, suite_.source, 1e-4, 0.0, 0.0}, options_, profile_name_);
+    report.sampler = "engine " + (options_.engine.empty() ? std::string("reference") : (*first_engine)->Name()) +
+                     ", trainer " + (options_.trainer.empty() ? std::string("reference") : (*first_trainer)->Name());
+    report.sampler_spec = "replay --engine " + (options_.engine.empty() ? "exact" : options_.engine) + " --trainer " +
+                          (options_.trainer.empty() ? "exact" : options_.trainer);
+    report.seed = options_.seed.value_or(suite_.seed);
+    report.draw_seed = report.seed;
     const uint64_t rollout = options_.rollout.value_or(suite_.rollout);
     if (rollout < 1) return InvalidArgument("--rollout 0: a row's synthetic rollout needs at least one token");
-    cases_ = ReplayCases(suite_, *profile, report_.seed, options_.generated);
-    auto planned = PlanWork(cases_, *profile, report_.seed, rollout);
+    cases_ = ReplayCases(suite_, *profile, report.seed, options_.generated);
+    auto planned = PlanWork(cases_, *profile, report.seed, rollout);
     if (!planned.ok()) return planned.error();
     work_ = std::move(*planned);
     rows_ = work_.empty() ? 0 : work_.back().first_row + work_.back().rows.size();
@@ -179,18 +179,16 @@ class ReplayCampaign final : public CampaignKind {
   Status Collect(const CaseSink& sink) override {
     for (size_t r = 0; r < rows_; ++r) {
       if (sink.Finished(r)) {
-        report_.cases.push_back(std::move(results_[r]));
+        report.cases.push_back(std::move(results_[r]));
       } else {
-        report_.interrupted = true;
+        report.interrupted = true;
       }
     }
-    report_.cases.push_back(AggregateCase(report_, options_.max_ratio_bias.value_or(suite_.max_ratio_bias)));
-    report_.planned_cases = rows_ + 1;
-    ApplyCampaignVerdict(report_);
+    report.cases.push_back(AggregateCase(report, options_.max_ratio_bias.value_or(suite_.max_ratio_bias)));
+    report.planned_cases = rows_ + 1;
+    ApplyCampaignVerdict(report);
     return Status::Ok();
   }
-
-  CampaignReport TakeReport() { return std::move(report_); }
 
  private:
   Result<std::unique_ptr<ReplaySource>> Side(const std::string& spec) const {
@@ -202,7 +200,6 @@ class ReplayCampaign final : public CampaignKind {
   std::string profile_name_;
   Result<std::unique_ptr<ReplaySource>> first_engine_ = InternalError("no engine yet");
   Result<std::unique_ptr<ReplaySource>> first_trainer_ = InternalError("no trainer yet");
-  CampaignReport report_;
   std::vector<ReplayCaseSpec> cases_;  // the work points into them
   std::vector<ReplayCaseWork> work_;
   size_t rows_ = 0;
@@ -213,12 +210,8 @@ class ReplayCampaign final : public CampaignKind {
 }  // namespace
 
 Result<CampaignReport> RunReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
   ReplayCampaign kind(suite, options);
-  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
-  CampaignReport report = kind.TakeReport();
-  report.seconds = SecondsSince(started);
-  return report;
+  return RunForReport(kind, options.stop);
 }
 
 Result<std::vector<CaseResult>> PlanReplayRows(const ReplaySuite& suite, const std::string& profile_name,

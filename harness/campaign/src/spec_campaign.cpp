@@ -214,7 +214,7 @@ class VerifierDrawer final : public ItemDrawer {
 
 // The speculative-decoding campaign as a kind of the engine (engine.h): one verifier per worker, a spec case per
 // work item, its judged cases (positions, residuals, length) collected in case order.
-class SpecCampaign final : public CampaignKind {
+class SpecCampaign final : public ReportKind {
  public:
   SpecCampaign(const SpecSuite& suite, const SpecCampaignOptions& options) : suite_(suite), options_(options) {}
 
@@ -233,14 +233,14 @@ class SpecCampaign final : public CampaignKind {
     }
     Result<const Profile*> profile = ProfileByName(profile_name_);
     if (!profile.ok()) return profile.error();
-    StampReport(report_, {suite_.name, suite_.source, suite_.alpha, options_.tv.value_or(suite_.tv), suite_.power},
+    StampReport(report, {suite_.name, suite_.source, suite_.alpha, options_.tv.value_or(suite_.tv), suite_.power},
                 options_, profile_name_);
-    report_.sampler = (*first)->Name();
-    report_.lossy = caps.lossy;
-    report_.sampler_spec = "verifier:" + options_.verifier_spec;
-    report_.seed = options_.seed.value_or(suite_.seed);
-    report_.draw_seed = report_.seed;
-    auto work = PlanSpec(suite_, options_, **profile, report_, alpha_test_);
+    report.sampler = (*first)->Name();
+    report.lossy = caps.lossy;
+    report.sampler_spec = "verifier:" + options_.verifier_spec;
+    report.seed = options_.seed.value_or(suite_.seed);
+    report.draw_seed = report.seed;
+    auto work = PlanSpec(suite_, options_, **profile, report, alpha_test_);
     if (!work.ok()) return work.error();
     work_ = std::move(*work);
     first_ = std::move(*first);
@@ -258,28 +258,25 @@ class SpecCampaign final : public CampaignKind {
     auto verifier = worker == 0 ? std::move(first_) : MakeVerifier(options_.verifier_spec, profile_name_);
     if (!verifier.ok()) return verifier.error();
     auto make_fresh = [this]() { return MakeVerifier(options_.verifier_spec, profile_name_); };
-    return std::unique_ptr<ItemDrawer>(std::make_unique<VerifierDrawer>(std::move(*verifier), make_fresh, work_,
-                                                                        alpha_test_, report_, sink, results_));
+    return std::unique_ptr<ItemDrawer>(
+        std::make_unique<VerifierDrawer>(std::move(*verifier), make_fresh, work_, alpha_test_, report, sink, results_));
   }
 
   Status Collect(const CaseSink& sink) override {
     for (size_t c = 0; c < results_.size(); ++c) {
-      for (CaseResult& cr : results_[c]) report_.cases.push_back(std::move(cr));
-      report_.interrupted = report_.interrupted || !sink.Finished(c);
+      for (CaseResult& cr : results_[c]) report.cases.push_back(std::move(cr));
+      report.interrupted = report.interrupted || !sink.Finished(c);
     }
-    report_.planned_cases = report_.cases.size();
-    ApplyCampaignVerdict(report_);
+    report.planned_cases = report.cases.size();
+    ApplyCampaignVerdict(report);
     return Status::Ok();
   }
-
-  CampaignReport TakeReport() { return std::move(report_); }
 
  private:
   const SpecSuite& suite_;
   const SpecCampaignOptions& options_;
   std::string profile_name_;
   Result<std::unique_ptr<Verifier>> first_ = InternalError("no verifier yet");
-  CampaignReport report_;
   double alpha_test_ = 0.0;
   std::vector<SpecCaseWork> work_;
   std::vector<std::vector<CaseResult>> results_;
@@ -288,12 +285,8 @@ class SpecCampaign final : public CampaignKind {
 }  // namespace
 
 Result<CampaignReport> RunSpecCampaign(const SpecSuite& suite, const SpecCampaignOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
   SpecCampaign kind(suite, options);
-  if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
-  CampaignReport report = kind.TakeReport();
-  report.seconds = SecondsSince(started);
-  return report;
+  return RunForReport(kind, options.stop);
 }
 
 }  // namespace samplecheck::harness
