@@ -190,7 +190,9 @@ const bool registered = RegisterCommand(
        AddUnsigned(cmd, "--draw-seed", o->draw_seed,
                    "seed of the sampler's draws only (default: --seed): same rows, independent draws, for an A/B "
                    "run against a baseline report of the same --seed");
-       AddReal(cmd, "--tv", o->tv, "detectable total-variation distance the draws are planned for (default 1e-3)",
+       AddReal(cmd, "--tv", o->tv,
+               "detectable total-variation distance the draws are planned for (default: the suite's; smoke 0.01, "
+               "standard 1e-3)",
                1e-9, 0.5);
        AddUnsigned(cmd, "--max-draws", o->max_draws, "cap on the draws of every case (lowers the suite's caps)", 1,
                    uint64_t{10000000000000});

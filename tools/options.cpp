@@ -120,7 +120,7 @@ CLI::Option* AddReal(CLI::App& cmd, const std::string& name, double& out, const 
         if (!v.ok()) throw CLI::ValidationError(v.error().message);
         out = *v;
       },
-      help + " [" + FormatExact(min) + ", " + FormatExact(max) + "]");
+      help + " [" + FormatSignificant(min) + ", " + FormatSignificant(max) + "]");
 }
 
 CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<double>& out, const std::string& help,
@@ -132,7 +132,7 @@ CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<doubl
         if (!v.ok()) throw CLI::ValidationError(v.error().message);
         out = *v;
       },
-      help + " [" + FormatExact(min) + ", " + FormatExact(max) + "]");
+      help + " [" + FormatSignificant(min) + ", " + FormatSignificant(max) + "]");
 }
 
 CLI::Option* AddFiniteReal(CLI::App& cmd, const std::string& name, double& out, const std::string& help) {
