@@ -33,6 +33,52 @@ TEST(Identify, CompleteRunNamesTheSamplersProfile) {
   EXPECT_EQ(IdentifyToJson(*r)["interrupted"], false);
 }
 
+TEST(Identify, ShowsTheProbesAndRanksTheNearestProfiles) {
+  IdentifyOptions o;
+  o.sampler_spec = "exact:hf";
+  o.draws = 20000;
+  auto r = IdentifySampler(o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->nearest.size(), r->probes.front().profiles.size());
+  EXPECT_EQ(r->nearest.front().profile, "hf");
+  EXPECT_EQ(r->nearest.front().probes_against, 0u);
+  EXPECT_LT(r->nearest.front().tv_sum, 0.1);  // 14 probes at 2e4 draws: each TV ~ 0.005 on rows of <= 5 tokens
+  for (size_t i = 1; i < r->nearest.size(); ++i) {
+    EXPECT_GE(r->nearest[i].probes_against, r->nearest[i - 1].probes_against);
+    EXPECT_EQ(r->nearest[i].probes_against, r->nearest[i].against.size());
+  }
+  // V1 p=0.5 on (0.5, 0.375, 0.125): hf keeps tokens 0 and 1 (the mass ahead of token 1 is 0.5, not above p);
+  // trtllm-cuda's truncated CDF keeps token 0 and a sliver of token 1.
+  const Probe& v1 = r->probes.front();
+  ASSERT_EQ(v1.name, "V1 p=0.5");
+  const std::string text = FormatIdentify(*r);
+  EXPECT_NE(text.find("  V1 p=0.5: strict vs non-strict top-p"), std::string::npos) << text;
+  EXPECT_NE(text.find("(softmax {0: 0.5, 1: 0.375, 2: 0.125}), T=1 p=0.5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    predicted  {0: 0.571, 1: 0.429}  hf, vllm, "), std::string::npos) << text;
+  EXPECT_NE(text.find("{0: 1, 1: 5.53e-09}   trtllm-cuda\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("nearest profiles"), std::string::npos) << text;
+  EXPECT_NE(text.find("  1. hf "), std::string::npos) << text;
+  const auto j = IdentifyToJson(*r);
+  EXPECT_EQ(j["nearest"][0]["profile"], "hf");
+  EXPECT_EQ(j["probes"][0]["profiles"]["hf"]["prediction"], "{0: 0.571, 1: 0.429}");
+  EXPECT_TRUE(j["probes"][0]["profiles"]["hf"]["tv"].is_number());
+}
+
+TEST(Identify, NoProfileNamesTheNearest) {
+  // min-p applied after top-p: no profile does that; the nearest is still named, with what excludes it.
+  IdentifyOptions o;
+  o.sampler_spec = "mutant:minp-after-topp";
+  o.draws = 20000;
+  auto r = IdentifySampler(o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_TRUE(r->consistent_profiles.empty());
+  ASSERT_FALSE(r->nearest.empty());
+  EXPECT_GT(r->nearest.front().probes_against, 0u);
+  const std::string text = FormatIdentify(*r);
+  EXPECT_NE(text.find("consistent with: no profile (nearest: " + r->nearest.front().profile + ")\n"), std::string::npos)
+      << text;
+}
+
 TEST(Identify, StopBetweenProbesJudgesTheFinishedOnesAndIsNoVerdict) {
   std::atomic<bool> stop{false};
   IdentifyOptions o;

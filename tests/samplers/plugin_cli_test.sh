@@ -33,6 +33,17 @@ case "$scenario" in
     expect_text "$dir/out.txt" "killed by signal 11"
     expect_text "$dir/r.json" "killed by signal 11"
     ;;
+  segfault_in_identify)
+    # identify calls a crash a crash: no profile fails, so a sampler that dies answers no profile (exit 1), and the
+    # probes say FAILED with the signal, never "rejected the params" (an answer some profiles give).
+    expect_rc 1 "$bin" identify --sampler "plugin:$fatal:segfault-in-count" --draws 1000 --json "$dir/i.json"
+    expect_text "$dir/out.txt" "(the sampler FAILED: not a rejection)"
+    expect_text "$dir/out.txt" "drawn      FAILED: plugin error: "
+    expect_text "$dir/out.txt" "killed by signal 11"
+    expect_text "$dir/out.txt" "consistent with: no profile (the sampler failed on every probe"
+    grep -q "rejected the params" "$dir/out.txt" && fail "a crash reads as a rejection of the params"
+    expect_text "$dir/i.json" '"sampler_failed": true'
+    ;;
   hang_fails_cases)
     # The deadline under test: 2 s (the first case waits for it; the sampler then fails every case at once).
     SAMPLECHECK_PROCESS_TIMEOUT_S=2 expect_rc 1 smoke "$bin" --sampler "plugin:$fatal:hang-in-count" \

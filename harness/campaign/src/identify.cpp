@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/logits.h"
@@ -105,6 +106,36 @@ ProbeVerdict Judge(const std::vector<uint64_t>& hist, const ProcessedDistributio
   return JudgeDense(hist, dist.Dense(), dist.kept, draws, alpha, evidence);
 }
 
+// "{0: 0.5, 1: 0.375}": token ids and their probabilities (3 digits), the tokens of nonzero probability in id order.
+std::string TokenProbabilities(const std::vector<double>& p) {
+  std::string text = "{";
+  for (size_t t = 0; t < p.size(); ++t) {
+    if (!(p[t] > 0)) continue;
+    text += (text.size() > 1 ? ", " : "") + std::to_string(t) + ": " + FormatSignificant(p[t], 3);
+  }
+  return text + "}";
+}
+
+// The draws' frequencies (the histogram over its total); empty when nothing was drawn.
+std::vector<double> Frequencies(const std::vector<uint64_t>& hist) {
+  uint64_t total = 0;
+  for (uint64_t c : hist) total += c;
+  std::vector<double> f;
+  if (total == 0) return f;
+  f.reserve(hist.size());
+  for (uint64_t c : hist) f.push_back(double(c) / double(total));
+  return f;
+}
+
+// Total variation between the draws' frequencies and p; -1 when nothing was drawn.
+double DrawsTv(const std::vector<uint64_t>& hist, const std::vector<double>& p) {
+  const std::vector<double> f = Frequencies(hist);
+  if (f.empty() || f.size() != p.size()) return -1;
+  double sum = 0;
+  for (size_t t = 0; t < f.size(); ++t) sum += std::fabs(f[t] - p[t]);
+  return 0.5 * sum;
+}
+
 // The reading "a tie group cut by position": tokens of equal fp32 logit are interchangeable, so an engine whose
 // sort cuts an ambiguous tie group (torch.sort is not stable) may keep other members of it than the reference's
 // lowest ids, as many of them as the reference keeps. For each ambiguous tie group of which the as-computed reading
@@ -173,13 +204,29 @@ ProbeEvidence JudgeProbe(const Probe& probe, const std::vector<float>& row, uint
   ProbeEvidence ev;
   ev.profile = std::string(profile->name);
   const auto bad = ValidateParams(probe.params, *profile);
+  if (bad) ev.prediction = "rejects the params";
+  if (probe.sampler_failed) {
+    // No profile fails: every one either rejects the params or draws.
+    ev.verdict = ProbeVerdict::kInconsistent;
+    ev.evidence = "the sampler failed, which no profile does (its error is the probe's, below the matrix)";
+    if (!bad) {
+      if (auto dist = ComputeDistribution(LogitsView::Fp32(row), probe.params, *profile); dist.ok()) {
+        ev.prediction = TokenProbabilities(dist->Dense());
+      }
+    }
+    return ev;
+  }
   if (probe.sampler_rejected || bad) {
+    ev.tv = probe.sampler_rejected && bad ? 0 : 1;
     if (probe.sampler_rejected && bad) {
       ev.verdict = ProbeVerdict::kConsistent;
       ev.evidence = "both reject these params";
     } else if (probe.sampler_rejected) {
       ev.verdict = ProbeVerdict::kInconsistent;
       ev.evidence = "the sampler rejected params this profile accepts (" + probe.sampler_message + ")";
+      if (auto dist = ComputeDistribution(LogitsView::Fp32(row), probe.params, *profile); dist.ok()) {
+        ev.prediction = TokenProbabilities(dist->Dense());
+      }
     } else {
       ev.verdict = ProbeVerdict::kInconsistent;
       ev.evidence = "the profile rejects these params (" + bad->message + "); the sampler drew";
@@ -197,6 +244,8 @@ ProbeEvidence JudgeProbe(const Probe& probe, const std::vector<float>& row, uint
     ev.evidence = "reference: " + dist.error().message;
     return ev;
   }
+  ev.prediction = TokenProbabilities(dist->Dense());
+  ev.tv = DrawsTv(probe.histogram, dist->Dense());
   ev.verdict = Judge(probe.histogram, *dist, options.draws, options.alpha, ev.evidence);
   if (ev.verdict != ProbeVerdict::kConsistent && !dist->ambiguous.empty()) {
     // The profile's fp32 implementations may keep or drop the ambiguous tokens: any of the readings fits.
@@ -244,15 +293,24 @@ class ProbeDrawer final : public ItemDrawer {
     Status st = sampler_.CountDraws(row, probe.params, options_.draws, probe.histogram, &invalid);
     if (!st.ok() && sink_.Halted()) return;  // the stop signal killed the sampler mid-request: not its answer
     if (!st.ok()) {
-      probe.sampler_rejected = true;
+      // A refusal of the params (invalid argument, or a parameter the sampler does not support) is an answer some
+      // profiles give; anything else (a crash, a broken protocol, a CUDA error) is a failure, and no profile's.
+      const ErrorCode code = st.error().code;
+      (code == ErrorCode::kInvalidArgument || code == ErrorCode::kUnsupported ? probe.sampler_rejected
+                                                                              : probe.sampler_failed) = true;
       probe.sampler_message = st.error().ToString();
     }
     for (const Profile* profile : AllProfiles()) {
       probe.profiles.push_back(JudgeProbe(probe, row, invalid, profile, options_));
     }
     const double seconds = SecondsSince(started);
-    sink_.Line(item.unit, probe.name, probe.sampler_rejected ? "refused" : "done",
-               std::to_string(options_.draws) + " draws" + (probe.sampler_rejected ? ", params rejected" : ""),
+    sink_.Line(item.unit, probe.name,
+               probe.sampler_failed     ? "FAILED"
+               : probe.sampler_rejected ? "refused"
+                                        : "done",
+               probe.sampler_failed     ? probe.sampler_message
+               : probe.sampler_rejected ? "params rejected"
+                                        : std::to_string(options_.draws) + " draws",
                seconds);
     if (options_.on_probe) options_.on_probe(probe, item.unit + 1, probes_.size(), seconds);
   }
@@ -264,6 +322,31 @@ class ProbeDrawer final : public ItemDrawer {
   const IdentifyOptions& options_;
   CaseSink& sink_;
 };
+
+// Every profile with its distance to the draws of `probes`, nearest first: fewest probes against it, then the
+// smallest TV summed over the probes (ties keep AllProfiles' order).
+std::vector<NearProfile> RankProfiles(const std::vector<Probe>& probes) {
+  std::vector<NearProfile> near;
+  for (const Profile* profile : AllProfiles()) {
+    NearProfile n;
+    n.profile = std::string(profile->name);
+    for (const Probe& probe : probes) {
+      for (const ProbeEvidence& ev : probe.profiles) {
+        if (ev.profile != n.profile) continue;
+        if (ev.verdict == ProbeVerdict::kInconsistent) {
+          ++n.probes_against;
+          n.against.push_back(probe.name);
+        }
+        if (ev.tv >= 0) n.tv_sum += ev.tv;
+      }
+    }
+    near.push_back(std::move(n));
+  }
+  std::stable_sort(near.begin(), near.end(), [](const NearProfile& a, const NearProfile& b) {
+    return a.probes_against != b.probes_against ? a.probes_against < b.probes_against : a.tv_sum < b.tv_sum;
+  });
+  return near;
+}
 
 // identify as a kind of the engine (engine.h): the probes are its cases, one worker draws them in order (one
 // sampler), and the result keeps the finished ones.
@@ -321,6 +404,7 @@ class IdentifyCampaign final : public CampaignKind {
       }
       if (consistent) result_.consistent_profiles.emplace_back(profile->name);
     }
+    result_.nearest = RankProfiles(result_.probes);
     return Status::Ok();
   }
 
@@ -341,6 +425,50 @@ Result<IdentifyResult> IdentifySampler(const IdentifyOptions& options) {
   if (Status st = RunKind(kind, options.stop); !st.ok()) return st.error();
   return kind.TakeResult();
 }
+
+namespace {
+
+// One probe as the reader checks it: its row (the logits and their softmax), its parameters, what the sampler drew,
+// and each distinct prediction with the profiles that make it.
+void FormatProbe(std::ostream& os, const Probe& probe) {
+  os << "  " << probe.name << ": " << probe.purpose << "\n";
+  if (auto row = MakeRow(probe.row, 0); row.ok()) {
+    std::vector<double> softmax(row->size());
+    double total = 0;
+    for (size_t t = 0; t < row->size(); ++t) total += softmax[t] = std::exp(double((*row)[t]));
+    os << "    logits [";
+    for (size_t t = 0; t < row->size(); ++t) os << (t ? ", " : "") << FormatSignificant((*row)[t], 3);
+    for (double& p : softmax) p /= total;
+    os << "] (softmax " << TokenProbabilities(softmax) << "), " << DescribeParams(probe.params) << "\n";
+  }
+  os << "    drawn      ";
+  if (probe.sampler_failed) {
+    os << "FAILED: " << probe.sampler_message;
+  } else if (probe.sampler_rejected) {
+    os << "rejected the params: " << probe.sampler_message;
+  } else {
+    os << TokenProbabilities(Frequencies(probe.histogram));
+  }
+  os << "\n";
+  std::vector<std::pair<std::string, std::string>> predictions;  // prediction, its profiles
+  for (const ProbeEvidence& ev : probe.profiles) {
+    const std::string said = ev.prediction.empty() ? "(the reference could not say)" : ev.prediction;
+    auto it = std::find_if(predictions.begin(), predictions.end(), [&](const auto& e) { return e.first == said; });
+    if (it == predictions.end()) {
+      predictions.emplace_back(said, ev.profile);
+    } else {
+      it->second += ", " + ev.profile;
+    }
+  }
+  size_t width = 0;
+  for (const auto& [said, _] : predictions) width = std::max(width, std::min<size_t>(said.size(), 40));
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    os << "    " << std::left << std::setw(11) << (i == 0 ? "predicted" : "") << std::setw(int(width))
+       << predictions[i].first << "  " << predictions[i].second << "\n";
+  }
+}
+
+}  // namespace
 
 std::string FormatIdentify(const IdentifyResult& r) {
   std::ostringstream os;
@@ -365,8 +493,13 @@ std::string FormatIdentify(const IdentifyResult& r) {
       os << std::setw(4)
          << (ev.verdict == ProbeVerdict::kConsistent ? "ok" : ev.verdict == ProbeVerdict::kInconsistent ? "NO" : "?");
     }
-    os << (probe.sampler_rejected ? "  (sampler rejected the params)" : "") << "\n";
+    os << (probe.sampler_failed     ? "  (the sampler FAILED: not a rejection)"
+           : probe.sampler_rejected ? "  (sampler rejected the params)"
+                                    : "")
+       << "\n";
   }
+  os << "\nprobes (token: probability; drawn: the sampler's frequencies; each profile's prediction):\n";
+  for (const Probe& probe : r.probes) FormatProbe(os, probe);
   os << "\n";
   for (size_t i = 0; i < profiles.size(); ++i) {
     const bool ok = std::find(r.consistent_profiles.begin(), r.consistent_profiles.end(), profiles[i]) !=
@@ -386,9 +519,30 @@ std::string FormatIdentify(const IdentifyResult& r) {
   next:
     os << "\n";
   }
+  const bool all_failed = !r.probes.empty() && std::all_of(r.probes.begin(), r.probes.end(),
+                                                           [](const Probe& p) { return p.sampler_failed; });
+  if (all_failed) {
+    os << "\nnearest profiles: none (the sampler failed on every probe)\n";
+  } else {
+    os << "\nnearest profiles (probes against; total variation between the draws and the prediction, summed over "
+          "the probes):\n";
+  }
+  for (size_t i = 0; i < r.nearest.size() && i < 5 && !all_failed; ++i) {
+    const NearProfile& n = r.nearest[i];
+    os << "  " << (i + 1) << ". " << std::left << std::setw(22) << n.profile << n.probes_against << " against";
+    if (!n.against.empty()) {
+      os << " (" << n.against.front() << (n.against.size() > 1 ? ", ..." : "") << ")";
+    }
+    os << ", TV " << FormatSignificant(n.tv_sum, 3) << "\n";
+  }
   os << (r.interrupted ? "\nnot excluded by the finished probes: " : "\nconsistent with: ");
   if (r.consistent_profiles.empty()) {
     os << "no profile";
+    if (all_failed) {
+      os << " (the sampler failed on every probe: a crash or a broken contract, not a profile)";
+    } else if (!r.nearest.empty() && !r.interrupted) {
+      os << " (nearest: " << r.nearest.front().profile << ")";
+    }
   } else {
     for (size_t i = 0; i < r.consistent_profiles.size(); ++i) os << (i ? ", " : "") << r.consistent_profiles[i];
   }
@@ -411,12 +565,21 @@ nlohmann::json IdentifyToJson(const IdentifyResult& r) {
                       {"row", RowSpecToJson(p.row)},
                       {"params", ParamsToJson(p.params, true)},
                       {"sampler_rejected", p.sampler_rejected},
+                      {"sampler_failed", p.sampler_failed},
                       {"sampler_message", p.sampler_message},
                       {"histogram", p.histogram}};
     for (const ProbeEvidence& ev : p.profiles) {
-      pj["profiles"][ev.profile] = {{"verdict", ProbeVerdictName(ev.verdict)}, {"evidence", ev.evidence}};
+      pj["profiles"][ev.profile] = {{"verdict", ProbeVerdictName(ev.verdict)},
+                                    {"evidence", ev.evidence},
+                                    {"prediction", ev.prediction},
+                                    {"tv", ev.tv >= 0 ? nlohmann::json(ev.tv) : nlohmann::json(nullptr)}};
     }
     j["probes"].push_back(pj);
+  }
+  j["nearest"] = nlohmann::json::array();
+  for (const NearProfile& n : r.nearest) {
+    j["nearest"].push_back(
+        {{"profile", n.profile}, {"probes_against", n.probes_against}, {"against", n.against}, {"tv_sum", n.tv_sum}});
   }
   return j;
 }

@@ -52,6 +52,12 @@ struct ProbeEvidence {
   std::string profile;
   ProbeVerdict verdict = ProbeVerdict::kUndecided;
   std::string evidence;  // "X2 = 3.1 (dof 2), p = 0.21", "token 2 drawn 28168x, dropped by this profile", ...
+  std::string prediction;  // what the profile does with the probe: "{0: 0.5, 1: 0.5}" (kept token: probability,
+                           // as computed), "rejects the params", "" when the reference could not say
+  // How far the draws are from the prediction: the total variation distance between the draws' frequencies and the
+  // profile's probabilities; 1 where one of them rejects the params and the other does not; -1 where undefined
+  // (the sampler failed, the reference could not compute the row).
+  double tv = -1;
 };
 
 struct Probe {
@@ -59,10 +65,20 @@ struct Probe {
   std::string purpose;   // what it discriminates
   RowSpec row;
   SamplingParams params;
-  bool sampler_rejected = false;
-  std::string sampler_message;      // the sampler's error when it rejected the params
+  bool sampler_rejected = false;    // the sampler refused the params (an invalid-argument error)
+  bool sampler_failed = false;      // the sampler failed otherwise (a crash, a broken protocol): no profile's answer
+  std::string sampler_message;      // the sampler's error when it rejected the params or failed
   std::vector<uint64_t> histogram;  // the sampler's draws
   std::vector<ProbeEvidence> profiles;
+};
+
+// A profile's distance to the sampler over the finished probes: how many probes exclude it, and the total
+// variation between the draws and its predictions summed over the probes where it is defined.
+struct NearProfile {
+  std::string profile;
+  size_t probes_against = 0;
+  std::vector<std::string> against;  // the names of those probes
+  double tv_sum = 0;
 };
 
 struct IdentifyResult {
@@ -72,6 +88,7 @@ struct IdentifyResult {
   double alpha = 0.0;
   std::vector<Probe> probes;
   std::vector<std::string> consistent_profiles;  // no inconsistent probe (among the finished ones when interrupted)
+  std::vector<NearProfile> nearest;              // every profile, nearest first (fewest probes against, then TV)
   size_t planned_probes = 0;
   bool interrupted = false;  // stopped before every probe finished: not a verdict
 };
