@@ -133,6 +133,42 @@ TEST(ReplayCampaign, BadSourcesAndSuitesAreErrorsNamingTheValue) {
   EXPECT_NE(run.error().message.find("share one vocabulary"), std::string::npos) << run.error().message;
 }
 
+// A typo is an error, never the field's default (issue 44): "trainer_logit" made a trainer without the label guard
+// pass (the case then replayed the engine's own row), "max_ratio_bais" kept the default bound; a duplicate case name
+// made one case's result stand for two.
+TEST(ReplayCampaign, SuiteRefusesUnknownFieldsAndDuplicateNames) {
+  auto parse = [](const std::string& text) { return ParseReplaySuite(nlohmann::json::parse(text), "unit"); };
+  const std::string head = R"({"schema": "samplecheck-replay-suite/1", "name": "u", )";
+  const std::string row = R"("row": {"kind": "gaussian", "vocab": 10})";
+  auto message = [&](const std::string& text) {
+    auto r = parse(text);
+    return r.ok() ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_EQ(message(head + R"("cases": [{"name": "a", )" + row + "}]}"), "accepted");
+  EXPECT_NE(message(head + R"("cases": [{"name": "a", )" + row + R"(, "trainer_logit": "bf16"}]})")
+                .find("case a: unknown field \"trainer_logit\"; allowed: name, row, params, rows, copies, dtype, "
+                      "trainer_logits, label"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("max_ratio_bais": 0.5, "cases": [{"name": "a", )" + row + "}]}")
+                .find("unit: unknown field \"max_ratio_bais\"; allowed: schema, name, "),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("cases": [{"name": "a", "batch": [{)" + row + R"(, "label": "boundary"}]}]})")
+                .find("case a entry 0: unknown field \"label\"; allowed: row, params, rows, copies"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("cases": [{"name": "a", "batch": [{)" + row + R"(}], )" + row + "}]}")
+                .find("case a: unknown field \"row\""),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("generated": {"count": 2, "sed": 3}, "cases": []})")
+                .find("generated: unknown field \"sed\"; allowed: count, seed"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("cases": [{"name": "a", )" + row + R"(, "rows": 2, "copies": 2}]})")
+                .find("\"rows\" and \"copies\" are the same field"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"("cases": [{"name": "a", )" + row + R"(}, {"name": "a", )" + row + "}]}")
+                .find("duplicate case name \"a\""),
+            std::string::npos);
+}
+
 // A row whose parameters the judged profile rejects is skipped (reported), and fails the verdict unless allowed.
 TEST(ReplayCampaign, InvalidParametersAreSkippedNotJudged) {
   auto suite = ParseReplaySuite(nlohmann::json::parse(R"({"schema": "samplecheck-replay-suite/1", "name": "u",

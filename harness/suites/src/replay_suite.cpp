@@ -2,6 +2,8 @@
 // path.
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <set>
 #include <sstream>
 
 #include "samplecheck/core/splitmix.h"
@@ -27,12 +29,29 @@ Result<E> Choice(const nlohmann::json& c, const char* field, const char* const (
   return ParseError(where + ": " + field + " '" + text + "' is unknown; allowed: " + allowed);
 }
 
+// Every key of `object` is one of `allowed`: a typo ("trainer_logit", "max_ratio_bais") is refused, never read as
+// the field's default.
+Status KnownFields(const nlohmann::json& object, std::initializer_list<const char*> allowed, const std::string& where) {
+  for (const auto& [key, value] : object.items()) {
+    bool known = false;
+    for (const char* a : allowed) known = known || key == a;
+    if (known) continue;
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    return ParseError(where + ": unknown field \"" + key + "\"; allowed: " + list);
+  }
+  return Status::Ok();
+}
+
 constexpr const char* kDTypes[] = {"fp32", "bf16"};
 constexpr const char* kTrainerLogits[] = {"same", "bf16", "bf16_jitter"};
 constexpr const char* kLabelChoices[] = {"sampled", "boundary"};
 
 Result<ReplayEntry> ParseEntry(const nlohmann::json& e, const std::string& where) {
   if (!e.is_object() || !e.contains("row")) return ParseError(where + ": needs \"row\" (a row spec)");
+  if (e.contains("copies") && e.contains("rows")) {
+    return ParseError(where + ": \"rows\" and \"copies\" are the same field; give one");
+  }
   auto row = ParseRowSpec(e["row"]);
   if (!row.ok()) return row.error().WithContext(where + " row");
   if (!row->poison.empty()) {
@@ -53,15 +72,26 @@ Result<ReplayEntry> ParseEntry(const nlohmann::json& e, const std::string& where
 
 Result<ReplayCaseSpec> ParseCase(const nlohmann::json& c) {
   ReplayCaseSpec cs;
+  if (!c.is_object()) return ParseError("a case must be an object, not " + c.dump());
   cs.name = c.at("name").get<std::string>();
   const std::string where = "case " + cs.name;
   if (cs.name.empty() || cs.name == kReplayAggregateCase) {
     return ParseError(where + ": the name \"" + cs.name + "\" is reserved or empty");
   }
+  Status known =
+      c.contains("batch")
+          ? KnownFields(c, {"name", "batch", "dtype", "trainer_logits", "label"}, where)
+          : KnownFields(c, {"name", "row", "params", "rows", "copies", "dtype", "trainer_logits", "label"}, where);
+  if (!known.ok()) return known.error();
   if (c.contains("batch")) {
+    if (!c["batch"].is_array()) return ParseError(where + ": \"batch\" must be an array of entries");
     size_t k = 0;
     for (const nlohmann::json& e : c["batch"]) {
-      auto entry = ParseEntry(e, where + " entry " + std::to_string(k++));
+      const std::string at = where + " entry " + std::to_string(k++);
+      if (e.is_object()) {
+        if (Status st = KnownFields(e, {"row", "params", "rows", "copies"}, at); !st.ok()) return st.error();
+      }
+      auto entry = ParseEntry(e, at);
       if (!entry.ok()) return entry.error();
       cs.entries.push_back(*entry);
     }
@@ -107,6 +137,12 @@ Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& j, std::string source
     if (!j.is_object() || j.value("schema", "") != kReplaySuiteSchema) {
       return ParseError(s.source + ": \"schema\" must be \"" + std::string(kReplaySuiteSchema) + "\"");
     }
+    if (Status st = KnownFields(
+            j, {"schema", "name", "description", "seed", "profile", "rollout", "max_ratio_bias", "generated", "cases"},
+            s.source);
+        !st.ok()) {
+      return st.error();
+    }
     s.name = j.at("name").get<std::string>();
     s.description = j.value("description", "");
     s.seed = j.value("seed", uint64_t{1});
@@ -121,12 +157,19 @@ Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& j, std::string source
     }
     if (j.contains("generated")) {
       const nlohmann::json& g = j["generated"];
+      if (!g.is_object()) return ParseError(s.source + ": \"generated\" must be an object {\"count\": N, \"seed\": S}");
+      if (Status st = KnownFields(g, {"count", "seed"}, s.source + ": generated"); !st.ok()) return st.error();
       s.generated = g.at("count").get<size_t>();
       s.generated_seed = g.value("seed", s.seed);
     }
+    std::set<std::string> names;
     for (const nlohmann::json& c : j.at("cases")) {
       auto cs = ParseCase(c);
       if (!cs.ok()) return cs.error().WithContext(s.source);
+      if (!names.insert(cs->name).second) {
+        return ParseError(s.source + ": duplicate case name \"" + cs->name +
+                          "\" (a case's result is found by its name)");
+      }
       s.cases.push_back(std::move(*cs));
     }
   } catch (const std::exception& e) {
