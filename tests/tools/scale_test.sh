@@ -84,8 +84,9 @@ case "$scenario" in
     jq '.interrupted = true' "$dir/a1.json" >"$dir/interrupted.json"
     expect_error "was interrupted" "$bin" merge "$dir/a0.json" "$dir/interrupted.json"
     # Tampered evidence: a piece missing, a piece twice, a token outside the row, a plan that is not the suite's.
+    # Pieces cut without their counts: the counts no longer are the draws of the pieces.
     jq '(.shard.evidence[0].pieces) = [[0, 1024]]' "$dir/a1.json" >"$dir/short.json"
-    expect_error "are in no shard's report" "$bin" merge "$dir/a0.json" "$dir/short.json"
+    expect_error "its draw ranges hold 1024 (a shard's counts are the draws it made)" "$bin" merge "$dir/a0.json" "$dir/short.json"
     first=$(jq -r '.shard.evidence[0].case' "$dir/a1.json")
     jq --argjson e "$(jq '.shard.evidence[0] | .agreement = null' "$dir/a1.json")" '.shard.evidence += [$e]' "$dir/a0.json" >"$dir/twice.json"
     expect_error "were drawn by two shards" "$bin" merge "$dir/twice.json" "$dir/a1.json"

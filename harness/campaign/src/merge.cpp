@@ -265,8 +265,26 @@ Status AddCounts(const SparseCounts& from, std::vector<uint64_t>& to, const std:
   return Status::Ok();
 }
 
-// One shard's evidence of a row case added to its counts.
+// One shard's evidence of a row case added to its counts. Its counts are its draws: the histogram and the invalid
+// draws sum to the length of its pieces (a histogram with draws added is not this shard's).
 Status AddEvidence(const ShardRowEvidence& e, RowCounts& rc, const std::string& where) {
+  uint64_t drawn = 0, counted = e.invalid_draws;
+  for (const auto& [b, end] : e.pieces) {
+    if (end < b || __builtin_add_overflow(drawn, end - b, &drawn)) {
+      return InvalidArgument(where + ": draw range [" + std::to_string(b) + ", " + std::to_string(end) +
+                             ") is not a range of draws");
+    }
+  }
+  for (const auto& [token, n] : e.histogram) {
+    if (__builtin_add_overflow(counted, n, &counted)) {
+      return InvalidArgument(where + ": its counts sum to more than 2^64 - 1");
+    }
+  }
+  if (counted != drawn) {
+    return InvalidArgument(where + ": its histogram and invalid draws count " + std::to_string(counted) +
+                           " draws, its draw ranges hold " + std::to_string(drawn) +
+                           " (a shard's counts are the draws it made)");
+  }
   if (Status st = AddCounts(e.histogram, rc.histogram, where); !st.ok()) return st;
   rc.invalid += e.invalid_draws;
   if (rc.sampler_error.empty()) rc.sampler_error = e.sampler_error;
@@ -310,20 +328,34 @@ Status CheckPiecesTile(std::vector<std::pair<uint64_t, uint64_t>> pieces, uint64
   return Status::Ok();
 }
 
+// Whether a ranged row case's first draws came with the agreement check's evidence: the run draws it for every
+// case of a sampler with a counting fast path, by the item holding draw 0, unless that item failed or the row is
+// unsamplable (sampler_draw.cpp). Merge holds the shards to it (a shard with its agreement nulled must not pass).
+struct FirstDraws {
+  std::string name, shard;  // the case, the shard holding its draw 0
+  bool agreement = false;   // that shard's evidence has the agreement draws
+  bool eligible = false;    // ... and would have drawn them (no sampler error, a samplable row)
+};
+
 // A ranged row case judged from the counts of its pieces over the shards.
-Status MergeRowCase(PreparedCase& pc, const std::vector<CampaignReport>& shards,
-                    const std::vector<std::string>& names) {
+Status MergeRowCase(PreparedCase& pc, const std::vector<CampaignReport>& shards, const std::vector<std::string>& names,
+                    std::vector<FirstDraws>& first) {
   const std::string& name = pc.result.name;
   RowCounts rc;
   rc.histogram.assign(pc.row.size(), 0);
   rc.fast.assign(pc.row.size(), 0);
   rc.sampled.assign(pc.row.size(), 0);
+  FirstDraws f{name, "", false, false};
   for (size_t k = 0; k < shards.size(); ++k) {
     for (const ShardRowEvidence& e : shards[k].shard->evidence) {
       if (e.name != name) continue;
       if (Status st = AddEvidence(e, rc, NameOf(names, k) + ": case " + name); !st.ok()) return st;
+      if (std::any_of(e.pieces.begin(), e.pieces.end(), [](const auto& piece) { return piece.first == 0; })) {
+        f = {name, NameOf(names, k), e.has_agreement, e.sampler_error.empty() && !pc.result.unsamplable};
+      }
     }
   }
+  first.push_back(std::move(f));
   if (Status st = CheckPiecesTile(std::move(rc.pieces), pc.result.draws, name); !st.ok()) return st;
   if (rc.stream_shards > 1) {
     return InvalidArgument("case " + name + ": " + std::to_string(rc.stream_shards) +
@@ -383,6 +415,7 @@ Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<Campaig
   // Every case from the shards: a ranged row case from the counts of its pieces, the others as their shard judged
   // them (a batch is drawn whole by one shard).
   std::vector<CaseResult> cases;
+  std::vector<FirstDraws> first;
   for (PreparedCase& pc : work->prepared) {
     if (!Ranged(pc, false)) {
       Result<CaseResult> whole = WholeCase(pc.result.name, shards, names);
@@ -390,8 +423,17 @@ Result<CampaignReport> MergeShards(const Suite& suite, const std::vector<Campaig
       cases.push_back(std::move(*whole));
       continue;
     }
-    if (Status st = MergeRowCase(pc, shards, names); !st.ok()) return st.error();
+    if (Status st = MergeRowCase(pc, shards, names, first); !st.ok()) return st.error();
     cases.push_back(std::move(pc.result));
+  }
+  // One sampler drew every shard: with a counting fast path (some case has the agreement draws) every eligible case
+  // has them; a shard without them hides the hard agreement check.
+  const auto with = std::find_if(first.begin(), first.end(), [](const FirstDraws& f) { return f.agreement; });
+  for (const FirstDraws& f : first) {
+    if (with == first.end() || f.agreement || !f.eligible) continue;
+    return InvalidArgument(f.shard + ": case " + f.name + " has no agreement evidence for its first draws, which " +
+                           "the sampler's counting fast path gives every case (case " + with->name + " has it in " +
+                           with->shard + "): an edited or truncated shard report");
   }
   if (Status st = CheckNothingLeftOver(cases, shards, names); !st.ok()) return st.error();
   report.cases = std::move(cases);

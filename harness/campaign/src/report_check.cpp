@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "campaign_work.h"
+#include "replay_draw.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
 #include "samplecheck/checks/case_spec.h"
@@ -159,6 +161,61 @@ Status CheckSpecPlan(const CampaignReport& r, const SpecSuite& suite) {
   return Status::Ok();
 }
 
+// A replay report's aggregate case is its rows' figures summed (JudgeReplay over the stored rows, the campaign's own
+// code) under the suite's ratio bound, or the one `--max-ratio-bias` gave the run (its command line says so): an
+// edited sum, a bound loosened in the report alone, is an inconsistency.
+Status CheckReplayAggregate(const CampaignReport& r, const ReplaySuite& suite, size_t stored_rows) {
+  const CaseResult& stored = r.cases.back();
+  const json& fields = stored.checks.value("replay_aggregate", json());
+  if (fields.is_null() || !fields.is_object() || !fields.contains("max_ratio_bias")) {
+    return Inconsistent("the replay report's \"" + std::string(kReplayAggregateCase) +
+                        "\" case has no replay_aggregate fields");
+  }
+  const double bound = ReadJsonNumber(fields.at("max_ratio_bias"));
+  const std::string option = "--max-ratio-bias " + FormatValue(bound);
+  const size_t found = r.command_line.find(option);
+  const bool by_option = found != std::string::npos && (found + option.size() == r.command_line.size() ||
+                                                        r.command_line[found + option.size()] == ' ');
+  if (bound != suite.max_ratio_bias && !by_option) {
+    return Inconsistent("the aggregate's max_ratio_bias " + FormatSignificant(bound) + " is not replay suite " +
+                        suite.name + "'s " + FormatSignificant(suite.max_ratio_bias) +
+                        ", and the run's command line gives no --max-ratio-bias");
+  }
+  ReplayEvidence ev;
+  ev.role = ReplayRole::kAggregate;
+  ev.max_ratio_bias = bound;
+  ev.rows = std::span<const CaseResult>(r.cases.data(), stored_rows);
+  CaseResult recomputed;
+  recomputed.name = kReplayAggregateCase;
+  recomputed.profile = r.profile;
+  JudgeReplay(ev, recomputed);
+  const json& want = recomputed.checks.value("replay_aggregate", json());
+  // The same fields, numbers to the precision the report keeps them in.
+  std::function<std::string(const json&, const json&, const std::string&)> differ =
+      [&](const json& a, const json& b, const std::string& at) -> std::string {
+    if (a.is_object() && b.is_object()) {
+      for (const auto& [key, value] : b.items()) {
+        if (!a.contains(key)) return at + key + " is missing";
+        if (std::string d = differ(a.at(key), value, at + key + "."); !d.empty()) return d;
+      }
+      return "";
+    }
+    if (a.is_number() || b.is_number() || a.is_string() != b.is_string()) {
+      try {
+        if (SameStoredNumber(ReadJsonNumber(a), ReadJsonNumber(b))) return "";
+      } catch (const std::exception&) {
+      }
+    } else if (a == b) {
+      return "";
+    }
+    return at.substr(0, at.size() - 1) + " = " + a.dump() + ", its rows give " + b.dump();
+  };
+  if (std::string d = differ(fields, want, "replay_aggregate."); !d.empty()) {
+    return Inconsistent("case " + stored.name + ": " + d);
+  }
+  return Status::Ok();
+}
+
 // A replay report: its row cases are those the campaign plans under the report's seed, profile and rollout (the
 // "more-gen/<i>" cases of --generated counted from the report), in order, then the aggregate case.
 Status CheckReplayPlan(const CampaignReport& r, const ReplaySuite& suite) {
@@ -207,7 +264,7 @@ Status CheckReplayPlan(const CampaignReport& r, const ReplaySuite& suite) {
                           std::to_string(p.planned_draws));
     }
   }
-  return Status::Ok();
+  return CheckReplayAggregate(r, suite, stored_rows);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check_family.h"
@@ -205,6 +206,79 @@ std::string SideFinding(const json& j, const std::string& side) {
   return os.str();
 }
 
+// A replay check's stored fields against each other: what one field determines of another (a count of its list,
+// a sum of its parts, a test of its numbers) must hold, so that a hand-edited replay report cannot pass the gate
+// (CaseCheck::Recheck). `check` names the check in the error.
+template <class F>
+Status RecheckReplay(std::string_view check, F&& recheck) {
+  try {
+    recheck();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kParse, "check " + std::string(check) + ": " + JsonErrorText(e)};
+  }
+  return Status::Ok();
+}
+
+[[noreturn]] void Contradiction(const std::string& what) { throw std::runtime_error(what); }
+
+// Counts of the entries of a stored token list that are inside / outside the numerics margin.
+std::pair<uint64_t, uint64_t> WithinAndBeyond(const json& list) {
+  uint64_t within = 0, beyond = 0;
+  for (const json& t : list) (t.at("within_margin").get<bool>() ? within : beyond) += 1;
+  return {within, beyond};
+}
+
+// One side's fields (JudgeSide): violations = nan + beyond_margin + logprob_violations; the margin counts are those
+// of the missing and extra lists (at least, when a list is full); its kept count follows from the reference's and
+// the lists; the worst token's numbers say whether any logprob is off.
+void RecheckSide(const json& j, const std::string& key) {
+  const uint64_t nan = StoredCount(j.at("nan"), key + ".nan");
+  const uint64_t beyond = StoredCount(j.at("beyond_margin"), key + ".beyond_margin");
+  const uint64_t drift = StoredCount(j.at("numeric_drift"), key + ".numeric_drift");
+  const uint64_t off = StoredCount(j.at("logprob_violations"), key + ".logprob_violations");
+  const uint64_t violations = StoredCount(j.at("violations"), key + ".violations");
+  if (violations != nan + beyond + off) {
+    Contradiction(key + ".violations = " + std::to_string(violations) + " but nan + beyond_margin + " +
+                  "logprob_violations = " + std::to_string(nan) + " + " + std::to_string(beyond) + " + " +
+                  std::to_string(off));
+  }
+  const json &missing = j.at("missing"), &extra = j.at("extra");
+  const auto [w_missing, b_missing] = WithinAndBeyond(missing);
+  const auto [w_extra, b_extra] = WithinAndBeyond(extra);
+  const bool complete = missing.size() < kListedTokens && extra.size() < kListedTokens;
+  if (complete ? (beyond != b_missing + b_extra || drift != w_missing + w_extra)
+               : (beyond < b_missing + b_extra || drift < w_missing + w_extra)) {
+    Contradiction(key + ": beyond_margin = " + std::to_string(beyond) + ", numeric_drift = " + std::to_string(drift) +
+                  " but its missing and extra tokens list " + std::to_string(b_missing + b_extra) + " beyond and " +
+                  std::to_string(w_missing + w_extra) + " inside the margin");
+  }
+  const uint64_t kept = StoredCount(j.at("kept"), key + ".kept");
+  const uint64_t reference = StoredCount(j.at("reference_kept"), key + ".reference_kept");
+  const uint64_t guard = j.at("guard_label").is_null() ? 0 : 1;
+  if (complete && (missing.size() > reference || kept != reference - missing.size() + extra.size() + guard)) {
+    Contradiction(key + ".kept = " + std::to_string(kept) + " but the reference keeps " + std::to_string(reference) +
+                  ", " + std::to_string(missing.size()) + " missing, " + std::to_string(extra.size()) + " extra" +
+                  (guard ? ", the guarded label" : ""));
+  }
+  const int32_t worst = j.at("worst_token").get<int32_t>();
+  if (worst < 0) {
+    if (off > 0) Contradiction(key + ": " + std::to_string(off) + " logprob(s) off and no worst token");
+    return;
+  }
+  const double got = ReadJsonNumber(j.at("worst_logprob")), want = ReadJsonNumber(j.at("worst_expected"));
+  const double tol = ReadJsonNumber(j.at("tolerance_at_worst"));
+  const double delta = std::isfinite(want) ? std::fabs(got - want) : kInf;
+  if ((delta > tol) != (off > 0)) {
+    Contradiction(key + ": worst token " + std::to_string(worst) + " is off by " + FormatSignificant(delta, 3) +
+                  " at tolerance " + FormatSignificant(tol, 3) + " but logprob_violations = " + std::to_string(off));
+  }
+  const double max_delta = ReadJsonNumber(j.at("max_abs_delta_logprob"));
+  if (!(delta <= max_delta * (1 + 1e-12)) && !std::isnan(delta)) {
+    Contradiction(key + ".max_abs_delta_logprob = " + FormatSignificant(max_delta, 6) + " is below the worst token's " +
+                  FormatSignificant(delta, 6));
+  }
+}
+
 class ReplaySideCheck final : public CaseCheck {
  public:
   explicit ReplaySideCheck(bool trainer) : trainer_(trainer) {}
@@ -238,6 +312,12 @@ class ReplaySideCheck final : public CaseCheck {
       o.finding = SideFinding(j, trainer_ ? "the trainer" : "the engine");
       if (o.violations > 0) o.draws_for_power = 1;
       return {o};
+    });
+  }
+
+  Status Recheck(const json& fields, const CaseResult&) const override {
+    return RecheckReplay(Name(), [&] {
+      if (!fields.at(Key()).is_null()) RecheckSide(fields.at(Key()), Key());
     });
   }
 
@@ -307,6 +387,25 @@ class ReplayLabelCheck final : public CaseCheck {
         o.finding = what + " kept by the trainer";
       }
       return {o};
+    });
+  }
+
+  // silent_drop is a non-finite trainer logprob; a guard event a finite one outside the trainer's exact kept set.
+  Status Recheck(const json& fields, const CaseResult&) const override {
+    return RecheckReplay(Name(), [&] {
+      const json& j = fields.at("replay_label");
+      if (j.is_null()) return;
+      const bool dropped = !std::isfinite(ReadJsonNumber(j.at("trainer_logprob")));
+      if (j.at("silent_drop").get<bool>() != dropped) {
+        Contradiction("replay_label.silent_drop = " + j.at("silent_drop").dump() + " but the trainer logprob is " +
+                      j.at("trainer_logprob").dump());
+      }
+      const bool guard = !dropped && !j.at("in_trainer_reference").get<bool>();
+      if (j.at("guard_event").get<bool>() != guard) {
+        Contradiction("replay_label.guard_event = " + j.at("guard_event").dump() + " but the label is " +
+                      (j.at("in_trainer_reference").get<bool>() ? "inside" : "outside") +
+                      " the trainer's exact kept set with trainer logprob " + j.at("trainer_logprob").dump());
+      }
     });
   }
 };
@@ -501,6 +600,57 @@ class ReplayAgreementCheck final : public CaseCheck {
                         ReadJsonNumber(r.at("mismatch_kl")));
       o.finding = os.str();
       return {o};
+    });
+  }
+
+  // The causes count the listed disagreements (at least, when the list is full), which are the tokens one side keeps
+  // and the other does not; the kept counts are the sides' own; the rollout's mean is its sum over its tokens.
+  Status Recheck(const json& fields, const CaseResult& c) const override {
+    return RecheckReplay(Name(), [&] {
+      const json& j = fields.at("replay_agreement");
+      if (j.is_null()) return;
+      const json& list = j.at("disagreements");
+      uint64_t total = 0;
+      for (const char* cause : {"tie_order", "numeric_drift", "input", "beyond"}) {
+        const uint64_t n = StoredCount(j.at("by_cause").at(cause), std::string("by_cause.") + cause);
+        uint64_t listed = 0;
+        for (const json& d : list) listed += d.at("cause").get<std::string>() == cause;
+        if (list.size() < kListedTokens ? n != listed : n < listed) {
+          Contradiction(std::string("replay_agreement.by_cause.") + cause + " = " + std::to_string(n) + " but " +
+                        std::to_string(listed) + " disagreement(s) of that cause are listed");
+        }
+        total += n;
+      }
+      const uint64_t ke = StoredCount(j.at("engine_kept"), "engine_kept");
+      const uint64_t kt = StoredCount(j.at("trainer_kept"), "trainer_kept");
+      const uint64_t shared = StoredCount(j.at("shared"), "shared");
+      if (shared > ke || shared > kt || ke + kt - 2 * shared != total) {
+        Contradiction("replay_agreement: kept sets " + std::to_string(ke) + " / " + std::to_string(kt) + " sharing " +
+                      std::to_string(shared) + " tokens differ in " + std::to_string(ke + kt - 2 * shared) +
+                      ", the causes count " + std::to_string(total));
+      }
+      for (const auto& [key, kept] : {std::pair<const char*, uint64_t>{"replay_engine", ke}, {"replay_trainer", kt}}) {
+        const json side = c.checks.value(key, json());
+        if (!side.is_null() && StoredCount(side.at("kept"), std::string(key) + ".kept") != kept) {
+          Contradiction(std::string("replay_agreement's ") +
+                        (key == std::string("replay_engine") ? "engine" : "trainer") + " keeps " +
+                        std::to_string(kept) + " tokens, " + key + ".kept says " + side.at("kept").dump());
+        }
+      }
+      const json& r = j.at("rollout");
+      const uint64_t tokens = StoredCount(r.at("tokens"), "rollout.tokens");
+      for (const char* count : {"outside_0_9_1_1", "zero_ratio_tokens", "guarded_tokens"}) {
+        if (StoredCount(r.at(count), std::string("rollout.") + count) > tokens) {
+          Contradiction(std::string("rollout.") + count + " = " + r.at(count).dump() + " of " + std::to_string(tokens) +
+                        " rollout tokens");
+        }
+      }
+      const double mean = ReadJsonNumber(r.at("mean_ratio"));
+      const double from_sum = ReadJsonNumber(r.at("ratio_sum")) / double(std::max<uint64_t>(tokens, 1));
+      if (!SameStoredNumber(mean, from_sum)) {
+        Contradiction("rollout.mean_ratio = " + FormatSignificant(mean, 7) +
+                      " but ratio_sum / tokens = " + FormatSignificant(from_sum, 7));
+      }
     });
   }
 };

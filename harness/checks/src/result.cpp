@@ -244,6 +244,18 @@ Status ApplyMaxTv(CampaignReport& report, double max_tv) {
     os << "--max-tv " << max_tv << " is outside (0, 1): give the largest total variation distance to accept";
     return InvalidArgument(os.str());
   }
+  const bool any_bound = std::any_of(report.cases.begin(), report.cases.end(), [](const CaseResult& c) {
+    return c.checks.contains("equivalence") && !c.checks["equivalence"].is_null();
+  });
+  if (!any_bound) {
+    // A distance verdict on no distance is no verdict: a replay report (exact checks only) or a run without
+    // --equivalence stores no TV bound.
+    return InvalidArgument("--max-tv: no case of this report has a TV upper bound to compare (" +
+                           std::string(report.sampler_spec.rfind("replay ", 0) == 0
+                                           ? "a replay report's checks are exact: gate it without --max-tv"
+                                           : "run the campaign with --equivalence EPS to store them") +
+                           ")");
+  }
   report.equivalence_eps = max_tv;
   for (CaseResult& c : report.cases) {
     if (!c.checks.contains("equivalence") || c.checks["equivalence"].is_null()) continue;
