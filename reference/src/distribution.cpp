@@ -184,7 +184,16 @@ class Pipeline {
     int64_t top_p_cut = 0;     // its cut (after the policy)
   };
 
-  Result Run(AmbiguousPolicy policy, std::vector<Decision>* decisions) const {
+  // One filter of a run as it ran (the trace ExplainTokenDrop reads): the prefix it saw and the prefix every
+  // filter so far keeps after it.
+  struct Stage {
+    Filter filter;
+    int64_t input = 0;      // positions [0, input) the filter saw
+    int64_t kept = 0;       // positions [0, kept) every filter so far keeps after it
+    bool tied_row = false;  // the kernel's row was one tie group (Profile::tied_row_unmasked): it masked nothing
+  };
+
+  Result Run(AmbiguousPolicy policy, std::vector<Decision>* decisions, std::vector<Stage>* trace = nullptr) const {
     const int64_t n = static_cast<int64_t>(row_.order.size());
     int64_t kept_all = n;         // after every filter so far
     int64_t kept_but_top_k = n;   // after every filter so far except top-k (joint top-p input)
@@ -207,20 +216,26 @@ class Pipeline {
           const int64_t cut = ApplyPolicy(MinP(input, decisions), policy);
           kept_all = std::min(kept_all, cut);
           kept_but_top_k = std::min(kept_but_top_k, cut);
+          if (trace != nullptr) trace->push_back({filter, input, kept_all});
           break;
         }
         case Filter::kTopK: {
           enter_kernel();
           if (!TopKActive(kept_all)) break;
+          const int64_t input = kept_all;
           const FilterOutcome outcome =
               kept_all == tied_row ? TiedRowTopK(kept_all, decisions) : TopK(kept_all, decisions);
           kept_all = std::min(kept_all, ApplyPolicy(outcome, policy));
+          if (trace != nullptr) trace->push_back({filter, input, kept_all, input == tied_row});
           break;
         }
         case Filter::kTopP: {
           enter_kernel();
           if (!(params_.top_p < 1.0)) break;
-          if (kept_all == tied_row) break;  // the kernel's row is whole: top-p masks nothing on it
+          if (kept_all == tied_row) {  // the kernel's row is whole: top-p masks nothing on it
+            if (trace != nullptr) trace->push_back({filter, kept_all, kept_all, true});
+            break;
+          }
           const int64_t input = top_p_input == TopPInput::kFull ? kept_but_top_k : kept_all;
           const int64_t cut = ApplyPolicy(TopP(input, decisions), policy);
           kept_all = std::min(kept_all, cut);
@@ -228,6 +243,7 @@ class Pipeline {
           result.top_p_input = input;
           result.top_p_cut = cut;
           result.truncated_cdf = profile_.top_p_mass == TopPMass::kTruncatedCdf;
+          if (trace != nullptr) trace->push_back({filter, input, kept_all});
           break;
         }
       }
@@ -238,6 +254,33 @@ class Pipeline {
   }
 
   bool TopKActive(int64_t input) const { return params_.top_k >= 1 && params_.top_k < input; }
+
+  // What `stage` compared for the token at `position`, into `drop` (ExplainTokenDrop): min-p its weight over the
+  // maximum's, top-k its rank and the end of the k-th token's tie group, top-p the mass ahead of it (of its tie
+  // group, where the profile keeps ties) in the distribution top-p saw.
+  void Describe(const Stage& stage, int64_t position, TokenDrop& drop) const {
+    drop.stage_input = stage.input;
+    switch (stage.filter) {
+      case Filter::kMinP:
+        drop.stage = DropStage::kMinP;
+        drop.ratio_to_max = static_cast<double>(Weight(position) / Weight(0));
+        break;
+      case Filter::kTopK:
+        drop.stage = DropStage::kTopK;
+        drop.top_k_tied = Logit(position) == Logit(params_.top_k - 1);
+        break;
+      case Filter::kTopP: {
+        drop.stage = DropStage::kTopP;
+        const int64_t decided_at = profile_.top_p_ties == TopPTies::kKeepTied ? TieGroupStart(position) : position;
+        drop.mass_ahead = static_cast<double>(row_.Cum(decided_at) / row_.Cum(stage.input));
+        drop.top_p_strict = profile_.top_p_comparison == TopPComparison::kStrict;
+        drop.top_p_tie_cut = profile_.top_p_ties == TopPTies::kByPosition && position > 0 &&
+                             Logit(position) == Logit(position - 1) &&
+                             (drop.top_p_strict ? drop.mass_ahead < params_.top_p : drop.mass_ahead <= params_.top_p);
+        break;
+      }
+    }
+  }
 
  private:
   float Logit(int64_t position) const { return row_.logits[row_.order[position]]; }
@@ -499,16 +542,34 @@ bool ProcessedDistribution::IsAmbiguous(int32_t token) const {
   return std::binary_search(ambiguous.begin(), ambiguous.end(), token);
 }
 
-Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& requested,
-                                                  const Profile& profile, const ReferenceOptions& options) {
+namespace {
+
+// A row ready for the filters (steps 1-3 of the method): the parameters with the profile's temperature floor, the
+// fp32 logits, the weights the filters see and those the kept tokens are drawn with, and (when a filter is on) the
+// sorted order and the total weight.
+struct PreparedRow {
+  SamplingParams params;
+  Prepared prepared;
+  std::vector<Real> final_weight;  // temperature last and T != 1: the weights at T (empty: prepared.weight)
+  bool greedy = false;             // the profile's greedy path: argmax alone
+  int32_t argmax = 0;              // the lowest token id among the maximal logits
+  float max_logit = 0.0f;
+  bool filtered = false;  // a filter is on (min-p, top-p, or top-k below the vocab): order and total are set
+
+  const std::vector<Real>& DrawWeight() const { return final_weight.empty() ? prepared.weight : final_weight; }
+};
+
+Result<PreparedRow> PrepareRow(const LogitsView& row, const SamplingParams& requested, const Profile& profile) {
   if (auto error = ValidateParams(requested, profile)) return error->ToError();
-  const SamplingParams params = WithTemperatureFloor(requested, profile);
+  PreparedRow out;
+  out.params = WithTemperatureFloor(requested, profile);
+  const SamplingParams& params = out.params;
   if (row.vocab <= 0 || row.data == nullptr) return InvalidRow("empty row (vocab = " + std::to_string(row.vocab) + ")");
   if (row.vocab > std::numeric_limits<int32_t>::max()) {
     return InvalidRow("vocab = " + std::to_string(row.vocab) + " exceeds the int32 token id range");
   }
 
-  Prepared prepared;
+  Prepared& prepared = out.prepared;
   const int64_t vocab = row.vocab;
   prepared.logits.resize(static_cast<size_t>(vocab));
   float max_logit = -std::numeric_limits<float>::infinity();
@@ -527,21 +588,10 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
     }
   }
   if (argmax < 0) return InvalidRow("every logit is -inf (vocab = " + std::to_string(vocab) + ")");
-
-  ProcessedDistribution result;
-  result.vocab = vocab;
-  if (IsGreedy(params, profile)) {  // lowest token id among the maximal logits (torch.argmax)
-    result.greedy = true;
-    result.kept = {static_cast<int32_t>(argmax)};
-    result.prob = {1.0L};
-    if (profile.greedy_ties_by_position) {
-      for (int64_t i = argmax + 1; i < vocab; ++i) {
-        if (prepared.logits[i] == max_logit) result.ambiguous.push_back(static_cast<int32_t>(i));
-      }
-      if (!result.ambiguous.empty()) result.ambiguous.insert(result.ambiguous.begin(), static_cast<int32_t>(argmax));
-    }
-    return result;
-  }
+  out.argmax = static_cast<int32_t>(argmax);
+  out.max_logit = max_logit;
+  out.greedy = IsGreedy(params, profile);
+  if (out.greedy) return out;
 
   // With the temperature applied last (llama.cpp), the filters see the T = 1 weights and the kept tokens are drawn
   // with the weights at T (final_weight); else both are the weights at T.
@@ -563,7 +613,7 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
       prepared.weight[i] = ExpExtended(prepared.scaled ? shifted * inverse_temperature : shifted);
     }
   }
-  std::vector<Real> final_weight;  // empty: prepared.weight
+  std::vector<Real>& final_weight = out.final_weight;
   if (temperature_last && params.temperature != 1.0) {
     final_weight.resize(static_cast<size_t>(vocab));
     const Real inverse_t = Real{1} / static_cast<Real>(params.temperature);
@@ -576,17 +626,45 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
       }
     }
   }
-  const std::vector<Real>& draw_weight = final_weight.empty() ? prepared.weight : final_weight;
-
-  const bool min_p_on = params.min_p > 0;
-  const bool top_p_on = params.top_p < 1.0;
   const bool top_k_on = params.top_k >= 1 && params.top_k < vocab;
-  std::vector<int32_t> kept_tokens;
-  if (min_p_on || top_p_on || top_k_on) {
-    prepared.order = SortByLogitDescending(prepared.logits, prepared.weight, final_weight.empty() ? nullptr : &final_weight);
+  out.filtered = params.min_p > 0 || params.top_p < 1.0 || top_k_on;
+  if (out.filtered) {
+    prepared.order =
+        SortByLogitDescending(prepared.logits, prepared.weight, final_weight.empty() ? nullptr : &final_weight);
     CompensatedSum total;
     for (int64_t i = 0; i < vocab; ++i) total.Add(prepared.weight[i]);
     prepared.total = total.Value();
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& requested,
+                                                  const Profile& profile, const ReferenceOptions& options) {
+  Result<PreparedRow> ready = PrepareRow(row, requested, profile);
+  if (!ready.ok()) return ready.error();
+  const SamplingParams& params = ready->params;
+  const Prepared& prepared = ready->prepared;
+  const int64_t vocab = row.vocab;
+  ProcessedDistribution result;
+  result.vocab = vocab;
+  if (ready->greedy) {  // lowest token id among the maximal logits (torch.argmax)
+    result.greedy = true;
+    result.kept = {ready->argmax};
+    result.prob = {1.0L};
+    if (profile.greedy_ties_by_position) {
+      for (int64_t i = ready->argmax + 1; i < vocab; ++i) {
+        if (prepared.logits[i] == ready->max_logit) result.ambiguous.push_back(static_cast<int32_t>(i));
+      }
+      if (!result.ambiguous.empty()) result.ambiguous.insert(result.ambiguous.begin(), ready->argmax);
+    }
+    return result;
+  }
+  const std::vector<Real>& draw_weight = ready->DrawWeight();
+
+  std::vector<int32_t> kept_tokens;
+  if (ready->filtered) {
     const Pipeline pipeline(prepared, params, profile);
     const Pipeline::Result computed = pipeline.Run(AmbiguousPolicy::kAsComputed, &result.boundary);
     const Pipeline::Result all_in = pipeline.Run(AmbiguousPolicy::kAllIn, nullptr);
@@ -667,6 +745,66 @@ Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const S
   const Real inverse_mass = Real{1} / mass;
   for (size_t i = 0; i < result.kept.size(); ++i) result.prob[i] = draw_weight[result.kept[i]] * inverse_mass;
   return result;
+}
+
+const char* DropStageName(DropStage stage) {
+  switch (stage) {
+    case DropStage::kKept: return "kept";
+    case DropStage::kNoWeight: return "no weight";
+    case DropStage::kGreedy: return "greedy";
+    case DropStage::kMinP: return "min-p";
+    case DropStage::kTopK: return "top-k";
+    case DropStage::kTopP: return "top-p";
+    case DropStage::kNoMass: return "no mass";
+  }
+  return "?";
+}
+
+Result<TokenDrop> ExplainTokenDrop(const LogitsView& row, const SamplingParams& requested, const Profile& profile,
+                                   int32_t token) {
+  Result<PreparedRow> ready = PrepareRow(row, requested, profile);
+  if (!ready.ok()) return ready.error();
+  if (token < 0 || token >= row.vocab) {
+    return InvalidArgument("token " + std::to_string(token) + " is outside the row's vocabulary [0, " +
+                           std::to_string(row.vocab) + ")");
+  }
+  TokenDrop drop;
+  drop.token = token;
+  if (ready->greedy) {
+    drop.stage = token == ready->argmax ? DropStage::kKept : DropStage::kGreedy;
+    drop.greedy_token = ready->argmax;
+    drop.reference_prob = token == ready->argmax ? 1.0 : 0.0;
+    return drop;
+  }
+  const Prepared& prepared = ready->prepared;
+  const std::vector<Real>& draw_weight = ready->DrawWeight();
+  CompensatedSum total;
+  for (Real w : draw_weight) total.Add(w);
+  drop.reference_prob = static_cast<double>(draw_weight[token] / total.Value());
+  if (!ready->filtered) {
+    drop.stage = draw_weight[token] > 0 ? DropStage::kKept : DropStage::kNoWeight;
+    return drop;
+  }
+  const auto at = std::find(prepared.order.begin(), prepared.order.end(), token);
+  if (at == prepared.order.end()) {
+    drop.stage = DropStage::kNoWeight;
+    return drop;
+  }
+  const int64_t position = at - prepared.order.begin();
+  drop.rank = position + 1;
+  const Pipeline pipeline(prepared, ready->params, profile);
+  std::vector<Pipeline::Stage> trace;
+  (void)pipeline.Run(AmbiguousPolicy::kAsComputed, nullptr, &trace);
+  for (const Pipeline::Stage& stage : trace) {
+    if (position < stage.kept) continue;
+    pipeline.Describe(stage, position, drop);
+    return drop;
+  }
+  // Every filter keeps it: drawn with its weight at T, or with none (ComputeDistribution's kept set is the truth).
+  Result<ProcessedDistribution> dist = ComputeDistribution(row, requested, profile);
+  if (!dist.ok()) return dist.error();
+  drop.stage = dist->IsKept(token) ? DropStage::kKept : DropStage::kNoMass;
+  return drop;
 }
 
 }  // namespace samplecheck

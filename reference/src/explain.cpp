@@ -77,6 +77,31 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
   return os.str();
 }
 
+std::string DescribeTokenDrop(const TokenDrop& d, const SamplingParams& params) {
+  const auto number = [](double v) { return FormatSignificant(v, 3); };
+  switch (d.stage) {
+    case DropStage::kKept: return "kept";
+    case DropStage::kNoWeight:
+      return "no filter drops it: its weight is 0 before them (a -inf logit, or underflow at temperature " +
+             FormatSignificant(params.temperature) + ")";
+    case DropStage::kGreedy: return "the greedy path keeps token " + std::to_string(d.greedy_token) + " alone";
+    case DropStage::kMinP:
+      return "min-p drops it: p / p_max = " + number(d.ratio_to_max) + " < min_p " + FormatSignificant(params.min_p);
+    case DropStage::kTopK:
+      return "top-k " + std::to_string(params.top_k) + " drops it (rank " + std::to_string(d.rank) +
+             (d.top_k_tied ? ", tied with rank " + std::to_string(params.top_k) + " and trimmed by id)" : ")");
+    case DropStage::kTopP:
+      if (d.top_p_tie_cut) {
+        return "top-p drops it: its tie group is cut by position (the mass ahead of it is " + number(d.mass_ahead) +
+               (d.top_p_strict ? " < " : " <= ") + "top_p " + FormatSignificant(params.top_p) + ")";
+      }
+      return "top-p drops it: the mass ahead of it is " + number(d.mass_ahead) + (d.top_p_strict ? " >= " : " > ") +
+             "top_p " + FormatSignificant(params.top_p);
+    case DropStage::kNoMass: return "every filter keeps it, but it is drawn with no mass";
+  }
+  return "?";
+}
+
 long double TotalVariationBetween(const ProcessedDistribution& a, const ProcessedDistribution& b) {
   long double sum = 0;
   size_t i = 0, j = 0;

@@ -71,4 +71,39 @@ struct ProcessedDistribution {
 Result<ProcessedDistribution> ComputeDistribution(const LogitsView& row, const SamplingParams& params,
                                                   const Profile& profile, const ReferenceOptions& options = {});
 
+// What removes one token from the kept set of a row under a profile: the first stage of the profile's own pipeline
+// (the one ComputeDistribution runs, as computed) that leaves it out, and the numbers that stage compared. The
+// support check names it beside a token drawn outside the kept set; `explain` prints it.
+enum class DropStage {
+  kKept,      // the token is kept (nothing drops it)
+  kNoWeight,  // its weight is 0 before any filter: a -inf logit, or e^((x - x_max) / T) below the long double range
+  kGreedy,    // the profile's greedy path keeps the argmax alone
+  kMinP,      // min-p: its probability is below min_p times the largest
+  kTopK,      // top-k: its rank is past k (or, keeping exactly k, it is trimmed from the k-th token's tie group)
+  kTopP,      // top-p: the mass ahead of it is past top_p (or a tie group cut by position)
+  kNoMass,    // kept by every filter but drawn with no mass (temperature last underflows it; a truncated CDF)
+};
+const char* DropStageName(DropStage stage);  // "kept", "no weight", "greedy", "min-p", "top-k", "top-p", "no mass"
+
+struct TokenDrop {
+  int32_t token = 0;
+  DropStage stage = DropStage::kKept;
+  double reference_prob = 0.0;  // its probability before any filter, at the row's temperature (softmax of x / T)
+  int64_t rank = 0;             // 1-based position in the profile's order (logit descending, ties by id); 0 when
+                                // its weight is 0
+  int32_t greedy_token = -1;    // kGreedy: the token the greedy path keeps
+  int64_t stage_input = 0;      // tokens the dropping filter saw (the kept set before it, or the joint input)
+  double ratio_to_max = 0.0;    // kMinP: its probability over the largest, compared with min_p (drop if below)
+  bool top_k_tied = false;      // kTopK: tied with the k-th token and trimmed by id (a keep-exactly-k profile)
+  double mass_ahead = 0.0;      // kTopP: the mass ahead of it (of its tie group, where ties are kept) in the
+                                // distribution top-p saw, compared with top_p
+  bool top_p_strict = true;     // kTopP: keeps mass_ahead < top_p (false: <= top_p)
+  bool top_p_tie_cut = false;   // kTopP: its mass ahead passes, but its tie group is cut by position (lowest id first)
+};
+
+// The stage that drops `token` from `row` under `params` and `profile`. The same errors as ComputeDistribution, and
+// kInvalidArgument for a token outside [0, vocab).
+Result<TokenDrop> ExplainTokenDrop(const LogitsView& row, const SamplingParams& params, const Profile& profile,
+                                   int32_t token);
+
 }  // namespace samplecheck

@@ -26,6 +26,11 @@ std::string ExplainDistribution(const std::vector<float>& row, const SamplingPar
 std::string CompareProfiles(const std::vector<float>& row, const SamplingParams& params, const Profile& anchor,
                             const ReferenceOptions& ref, int64_t max_tokens);
 
+// What drops a token (ExplainTokenDrop, distribution.h) in a few words with the numbers compared: "top-p drops
+// it: the mass ahead of it is 0.93 >= top_p 0.9", "top-k 50 drops it (rank 51)", "min-p drops it: p / p_max =
+// 0.01 < min_p 0.05", "kept". `params` are the row's.
+std::string DescribeTokenDrop(const TokenDrop& drop, const SamplingParams& params);
+
 // Total variation 1/2 sum |a - b| between two processed distributions of the same row.
 long double TotalVariationBetween(const ProcessedDistribution& a, const ProcessedDistribution& b);
 
