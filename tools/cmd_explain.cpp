@@ -8,6 +8,9 @@
 //       (g + 1 of them, g = the draft rows given), the draft rows are q_1..q_g (--spec-draft-logits: draft logits
 //       processed under the same parameters; --spec-one-hot "t1,t2": one-hot drafts); --spec-drafts K shows the
 //       recursive-rejection law of K drafts from q_1 at one position instead
+//   samplecheck explain --suite smoke --case V4-minp-order
+//       a suite case's row(s) as the campaign judges them (its seed, its perturbation), its parameters and what the
+//       judged profile and every other profile keep; --suite alone lists the case names
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -23,12 +26,17 @@
 
 #include "command_registry.h"
 #include "options.h"
+#include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/prepare.h"
+#include "samplecheck/checks/case_spec.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/reference/distribution.h"
 #include "samplecheck/reference/explain.h"
 #include "samplecheck/reference/profile.h"
 #include "samplecheck/reference/speculative.h"
+#include "samplecheck/suites/case_selection.h"
 #include "samplecheck/suites/row_source.h"
+#include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
 namespace {
@@ -41,7 +49,7 @@ struct ExplainOptions {
   int64_t top_k = -1;
   double top_p = 1.0;
   double min_p = 0.0;
-  std::string profile = "vllm";
+  std::string profile;  // "" = vllm (with --suite: the suite's, else vllm)
   bool all_profiles = false;
   std::string ambiguous = "computed";
   int64_t max_tokens = 40;
@@ -49,6 +57,9 @@ struct ExplainOptions {
   std::vector<std::string> spec_draft_logits;
   std::string spec_one_hot;
   int64_t spec_drafts = 0;
+  std::string suite;               // --suite: explain its cases
+  std::vector<std::string> cases;  // --case
+  std::optional<uint64_t> seed;    // --seed: the campaign seed the rows come from
 };
 
 std::string KnownProfiles() {
@@ -195,8 +206,54 @@ int ExplainSpeculative(const ExplainOptions& o, const std::vector<float>& row, c
   return kExitOk;
 }
 
+int ExplainFailed(const std::string& message) {
+  std::cerr << "samplecheck explain: " << message << "\n";
+  return kExitUsage;
+}
+
+// --suite S [--case NAME]: the case names, or each named case as the campaign prepares it: its identity, its row and
+// parameters, the judged profile's kept set (ExplainDistribution) and every profile beside it (CompareProfiles).
+int ExplainSuiteCases(const ExplainOptions& o, const ReferenceOptions& ref) {
+  auto suite = harness::LoadSuite(o.suite);
+  if (!suite.ok()) return ExplainFailed(suite.error().message);
+  harness::CampaignOptions options;
+  options.seed = o.seed;
+  const std::string profile = !o.profile.empty() ? o.profile : !suite->profile.empty() ? suite->profile : "vllm";
+  if (o.cases.empty()) {
+    auto names = harness::SuiteCaseNames(*suite, options, profile);
+    if (!names.ok()) return ExplainFailed(names.error().message);
+    std::cout << "suite " << suite->name << ": " << names->size() << " case names (explain one with --case NAME)\n";
+    for (const std::string& name : *names) std::cout << "  " << name << "\n";
+    return kExitOk;
+  }
+  auto selected = harness::ParseCaseNames(o.cases);
+  if (!selected.ok()) return ExplainFailed(selected.error().message);
+  options.only_cases = *selected;
+  auto prepared = harness::PrepareSuiteCases(*suite, options, profile);
+  if (!prepared.ok()) return ExplainFailed(prepared.error().message);
+  for (const harness::PreparedCase& pc : *prepared) {
+    const harness::CaseResult& c = pc.result;
+    std::cout << "case " << c.name << " of suite " << suite->name << " (seed " << o.seed.value_or(suite->seed)
+              << "): " << harness::DescribeCaseRow(c) << "; draw seed " << c.params.seed << ", offset "
+              << c.params.offset << ", " << c.draws << " draws planned\n";
+    if (c.perturbed)
+      std::cout << "  the row is jittered by up to " << c.perturb_scale << " (ambiguous tokens cleared)\n";
+    if (c.conditioned) std::cout << "  judged on its firm tokens (" << pc.excluded.size() << " ambiguous set apart)\n";
+    if (pc.skip) std::cout << "  skipped: " << c.reason << "\n";
+    const Profile& judged = *FindProfile(c.profile);
+    Result<ProcessedDistribution> dist = ComputeDistribution(LogitsView::Fp32(pc.row), c.params, judged, ref);
+    if (!dist.ok()) {
+      std::cout << "  the reference refuses it: " << dist.error().ToString() << "\n";
+      continue;
+    }
+    std::cout << ExplainDistribution(pc.row, c.params, judged, *dist, o.max_tokens);
+    std::cout << CompareProfiles(pc.row, c.params, judged, ref, o.max_tokens);
+  }
+  return kExitOk;
+}
+
 int Explain(const ExplainOptions& o) {
-  const Profile* profile = FindProfile(o.profile);
+  const Profile* profile = FindProfile(o.profile.empty() ? "vllm" : o.profile);
   if (profile == nullptr) {
     std::cerr << "samplecheck explain: --profile '" << o.profile << "' is unknown; allowed: " << KnownProfiles() << "\n";
     return kExitUsage;
@@ -212,6 +269,13 @@ int Explain(const ExplainOptions& o) {
     std::cerr << "samplecheck explain: --ambiguous '" << o.ambiguous << "' is unknown; allowed: computed, in, out\n";
     return kExitUsage;
   }
+  if (!o.suite.empty()) {
+    if (!o.logits.empty() || !o.logits_file.empty()) {
+      return ExplainFailed("--suite explains a suite's cases: give it without --logits / --logits-file");
+    }
+    return ExplainSuiteCases(o, ref);
+  }
+  if (!o.cases.empty()) return ExplainFailed("--case names a case of --suite: give the suite too");
   Result<std::vector<float>> row = LoadRow(o);
   if (!row.ok()) {
     std::cerr << "samplecheck explain: " << row.error().message << "\n";
@@ -248,7 +312,8 @@ const bool registered = RegisterCommand(
        AddInteger(cmd, "--top-k", o->top_k, "top-k (default -1; -1 or 0 disables, per profile)", INT64_MIN, INT64_MAX);
        AddFiniteReal(cmd, "--top-p", o->top_p, "top-p (default 1: disabled)");
        AddFiniteReal(cmd, "--min-p", o->min_p, "min-p (default 0: disabled)");
-       cmd.add_option("--profile", o->profile, "semantics profile (samplecheck list --profiles)")->capture_default_str();
+       cmd.add_option("--profile", o->profile,
+                      "semantics profile (samplecheck list --profiles; default vllm, with --suite the suite's)");
        cmd.add_flag("--all-profiles", o->all_profiles, "a table of every profile and the tokens they disagree on");
        cmd.add_option("--ambiguous", o->ambiguous, "ambiguous tokens: computed, in, out")->capture_default_str();
        cmd.add_option("--spec-draft-probs", o->spec_draft_probs,
@@ -260,6 +325,12 @@ const bool registered = RegisterCommand(
        AddInteger(cmd, "--spec-drafts", o->spec_drafts,
                   "speculative sampling, second mode: K drafts from q_1 at one position (recursive rejection)", 1, 64);
        AddInteger(cmd, "--max-tokens", o->max_tokens, "rows printed per table (default 40)", 0, INT64_MAX);
+       cmd.add_option("--suite", o->suite,
+                      "explain cases of this suite (built-in name or file) as a campaign judges them; alone: list "
+                      "its case names");
+       cmd.add_option("--case", o->cases, "with --suite: the case(s) to explain (repeatable, or separated by commas)")
+           ->type_name("NAME");
+       AddUnsigned(cmd, "--seed", o->seed, "with --suite: the campaign seed its rows come from (default the suite's)");
        return [o]() { return Explain(*o); };
      }});
 

@@ -23,6 +23,7 @@
 #include "samplecheck/samplers/devices.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/session/session.h"
+#include "samplecheck/suites/case_selection.h"
 #include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
@@ -58,6 +59,7 @@ struct RunOptions {
   std::string verifier;   // --verifier: a speculative-decoding suite (run_verifier.h)
   std::string plan_from;  // --plan-from: a report (or a journal's plan) whose recorded plan this run draws
   std::optional<double> budget;  // --budget: the time budget in seconds (0: none), instead of the suite's
+  std::vector<std::string> cases;  // --case: the named cases alone (case_selection.h)
 };
 
 // --devices all | I,J,...: the CUDA devices of this host to draw on.
@@ -95,12 +97,12 @@ int Fail(const std::string& message) {
 }
 
 // run --verifier: the speculative-decoding campaign (cmd_run_verifier.cpp).
-int RunSpec(const RunOptions& o, const std::string& command_line) {
+int RunSpec(const RunOptions& o, const std::vector<std::string>& cases, const std::string& command_line) {
   if (!o.shard.empty() || !o.devices.empty() || o.resume) {
     return Fail("--shard, --devices and --resume do not apply to a spec suite (--verifier) yet: run it whole");
   }
   return RunSpecCampaignCommand({o.suite, o.verifier, o.profile, o.seed, o.tv, o.max_draws, o.jobs, o.report, o.html,
-                                 o.progress == harness::Progress::Mode::kQuiet, o.follow_symlinks, o.evidence},
+                                 o.progress == harness::Progress::Mode::kQuiet, o.follow_symlinks, o.evidence, cases},
                                 command_line + " --verifier " + o.verifier);
 }
 
@@ -163,10 +165,13 @@ harness::CampaignOptions CampaignOptionsOf(const RunOptions& o, const std::strin
 }
 
 int Run(const RunOptions& o, const std::string& command_line) {
-  if (!o.verifier.empty()) return RunSpec(o, command_line);
+  auto cases = harness::ParseCaseNames(o.cases);
+  if (!cases.ok()) return Fail(cases.error().message);
+  if (!o.verifier.empty()) return RunSpec(o, *cases, command_line);
   harness::RunSession session(SessionOf(o));
   if (Status st = session.Open(); !st.ok()) return session.Fail(st);
   harness::CampaignOptions options = CampaignOptionsOf(o, command_line);
+  options.only_cases = *cases;
   if (Status st = ParseShardAndDevices(o, options); !st.ok()) return session.Fail(st);
   auto suite = harness::LoadSuite(o.suite);
   if (!suite.ok()) return session.Fail(suite.error().message);
@@ -240,6 +245,11 @@ const bool registered = RegisterCommand(
                       "draw one part of the campaign: I/N (0-based index I of N shards), auto (the scheduler's index "
                       "and count: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) "
                       "or auto/N (also JOB_COMPLETION_INDEX); writes evidence for samplecheck merge (docs/scale.md)");
+       cmd.add_option("--case", o->cases,
+                      "run only these cases of the suite (repeatable, or names separated by commas; a batch's row "
+                      "selects its batch), planned and seeded exactly as in the whole suite, so a failing case "
+                      "reproduces with the same draws; an unknown name is exit 2")
+           ->type_name("NAME");
        cmd.add_option("--devices", o->devices,
                       "GPU samplers: draw on these CUDA devices of this host (all, or 0,1,...), one sampler per "
                       "device; the counts are the single-device run's");
@@ -255,6 +265,7 @@ const bool registered = RegisterCommand(
          if (!o->plan_from.empty()) command_line += " --plan-from " + o->plan_from;
          if (o->budget) command_line += " --budget " + FormatValue(*o->budget);
          command_line += EquivalenceCommandLine(o->equivalence, o->equivalence_chi2);
+         for (const std::string& c : o->cases) command_line += " --case " + c;
          return Run(*o, command_line);
        };
      }});

@@ -31,6 +31,7 @@ int RunSpecCampaignCommand(const SpecRunArgs& a, const std::string& command_line
   options.command_line = command_line;
   options.version = SAMPLECHECK_VERSION;
   options.evidence = a.evidence;
+  options.only_cases = a.cases;
   auto report = harness::RunSpecCampaign(*suite, options);
   if (!report.ok()) return session.CampaignFailed(report.error());
   return session.Finish(*report, harness::FormatSummary(*report), report->Passed());

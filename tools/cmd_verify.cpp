@@ -16,6 +16,7 @@
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/session/session.h"
 #include "samplecheck/session/stop_signals.h"
+#include "samplecheck/suites/case_selection.h"
 #include "samplecheck/suites/suite.h"
 
 namespace samplecheck::tools {
@@ -31,6 +32,7 @@ struct VerifyOptions {
   bool allow_skipped = false;
   bool allow_underpowered = false;
   std::optional<uint64_t> seed;
+  std::vector<std::string> cases;  // --case (case_selection.h)
 };
 
 // The session of the gate: its outputs, none of them an input (the baseline, the suite file, a plugin's library).
@@ -53,6 +55,7 @@ void SetCampaign(VerifyOptions& o) {
                                  (o.gate.campaign.profile.empty() ? "" : " --profile " + o.gate.campaign.profile) +
                                  EquivalenceCommandLine(o.gate.campaign.equivalence_eps,
                                                         o.gate.campaign.equivalence_chi2_eps);
+  for (const std::string& c : o.cases) o.gate.campaign.command_line += " --case " + c;
 }
 
 int Verify(VerifyOptions& o) {
@@ -62,6 +65,9 @@ int Verify(VerifyOptions& o) {
   if (auto suite = harness::LoadSuite(o.gate.suite); suite.ok()) {
     if (Status st = session.RefuseInputs(harness::SuiteInputs(*suite)); !st.ok()) return session.Fail(st);
   }
+  auto cases = harness::ParseCaseNames(o.cases);
+  if (!cases.ok()) return session.Fail(cases.error().message);
+  o.gate.campaign.only_cases = *cases;
   SetCampaign(o);
   std::optional<harness::GateResult> gated;
   {
@@ -87,6 +93,10 @@ const bool registered = RegisterCommand(
        cmd.add_option("--report", o->report, "write the JSON report here");
        cmd.add_option("--html", o->html, "write the HTML report here");
        cmd.add_flag("--no-properties", o->no_properties, "the campaign only");
+       cmd.add_option("--case", o->cases,
+                      "the campaign's named cases only (repeatable, or separated by commas), planned and seeded as "
+                      "in the whole suite; an unknown name is exit 2")
+           ->type_name("NAME");
        AddUnsigned(cmd, "--property-seed", o->gate.property_seed, "RapidCheck seed (default 20260401, the CI seed)");
        AddCount(cmd, "--property-cases", o->gate.property_cases, "cases per property (default 100)", 1, 100000000);
        AddUnsigned(cmd, "--max-draws", o->gate.campaign.max_draws, "cap on the draws of every case", 1,

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "samplecheck/checks/result.h"
 
@@ -22,6 +23,7 @@ struct SpecRunArgs {
   bool quiet = false;
   bool follow_symlinks = false;
   harness::EvidencePolicy evidence;
+  std::vector<std::string> cases;  // --case (case_selection.h)
 };
 
 // Exit codes of `run`: 0 pass, 1 a case fails or the evidence is short, 2 usage or input error.

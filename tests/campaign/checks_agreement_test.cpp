@@ -24,10 +24,28 @@ TEST(AgreementChecksTest, ADeterministicDisagreementFailsAtItsFirstDraw) {
   const auto outcome = d.pc.result.OutcomesOf("agreement");
   ASSERT_EQ(outcome.size(), 1u);
   EXPECT_TRUE(outcome[0]->Fails());
-  EXPECT_NE(outcome[0]->finding.find("first at draw 123: token " + std::to_string(a) + " counted, " +
-                                     std::to_string(b) + " sampled"),
+  EXPECT_NE(outcome[0]->finding.find("first at draw 123: the same row, seed and offset gave token " +
+                                     std::to_string(a) + " through CountDraws and token " + std::to_string(b) +
+                                     " through Sample: your draws are not a function of (seed, offset)"),
             std::string::npos)
       << outcome[0]->finding;
+  // Sample's draw alone differs from Sample's among the others: Sample is the path that is not a function.
+  agreement.sampled_alone_token = static_cast<int32_t>(a);
+  EvaluateCase(d.pc, d.histogram, 0, "", nullptr, &agreement);
+  EXPECT_NE(d.pc.result.OutcomesOf("agreement")[0]->finding.find(
+                "gave token " + std::to_string(b) + " through Sample among the case's draws and token " +
+                std::to_string(a) + " through Sample in a call of its own"),
+            std::string::npos)
+      << d.pc.result.OutcomesOf("agreement")[0]->finding;
+  // The draw asked again agrees both ways (the bisection's counts differed around it): never "token a counted, a
+  // sampled" as if that were a difference.
+  agreement.fast_token = agreement.sampled_token = agreement.sampled_alone_token = static_cast<int32_t>(a);
+  EvaluateCase(d.pc, d.histogram, 0, "", nullptr, &agreement);
+  EXPECT_NE(d.pc.result.OutcomesOf("agreement")[0]->finding.find(
+                "no single draw shows it: draw 123 asked again alone gives token " + std::to_string(a) +
+                " both ways, so what CountDraws draws depends on how the draws are split into calls"),
+            std::string::npos)
+      << d.pc.result.OutcomesOf("agreement")[0]->finding;
   agreement = AgreementEvidence{65536, true, fast, fast, -1, 0, 0};
   EvaluateCase(d.pc, d.histogram, 0, "", nullptr, &agreement);
   EXPECT_FALSE(d.pc.result.OutcomesOf("agreement")[0]->Fails());

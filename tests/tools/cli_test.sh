@@ -148,6 +148,68 @@ case "$scenario" in
       grep -Eq '^process:<command> +available ' "$dir/out.txt" || fail "list $table lacks process:<command>"
     done
     ;;
+  case_alone)
+    # --case draws the named cases planned and seeded as in the whole suite (issue 43): the same case fields as the
+    # full run's (exact, fixed seed 1, capped at 20000 draws so both runs are short; only the time and the
+    # Holm-adjusted p-value, Holm being over the selected cases, may differ). Deterministic.
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --max-draws 20000 --allow-underpowered \
+      --report "$dir/full.json" --progress none
+    expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --max-draws 20000 --allow-underpowered \
+      --case topk --case batch/b4,V5-joint --report "$dir/some.json" --progress none
+    grep -q "cases: 3 pass" "$dir/out.txt" && fail "a batch row selected only its row"
+    python3 - "$dir/full.json" "$dir/some.json" <<'PY' || fail "the selected cases differ from the full run's"
+import json, sys
+full, some = (json.load(open(p)) for p in sys.argv[1:])
+by_name = {c["name"]: c for c in full["cases"]}
+names = [c["name"] for c in some["cases"]]
+batch_rows = sorted(n for n in by_name if n.startswith("batch/"))
+assert sorted(names) == sorted(["topk", "V5-joint"] + batch_rows) and len(batch_rows) == 12, names
+assert some["selected_cases"] == ["topk", "batch/b4", "V5-joint"], some.get("selected_cases")
+for c in some["cases"]:
+    a, b = dict(by_name[c["name"]]), dict(c)
+    for d in (a, b):
+        d.pop("seconds"); d.pop("holm_adjusted_p")
+    assert a == b, (c["name"], [k for k in a if a.get(k) != b.get(k)])
+PY
+    expect_rc 0 "$bin" gate "$dir/some.json"
+    # An unknown name: exit 2 naming it and the nearest names, before anything is drawn.
+    expect_rc 2 "$bin" run --suite smoke --sampler exact --case V5-jiont --progress none
+    grep -q "case V5-jiont: suite smoke has no case of that name (nearest: V5-joint" "$dir/err.txt" || fail "unknown --case not named"
+    expect_rc 2 "$bin" verify --suite smoke --sampler exact --case nope --no-properties --progress none
+    grep -q "case nope: suite smoke has no case of that name" "$dir/err.txt" || fail "verify: unknown --case not named"
+    expect_rc 2 "$bin" run --suite spec-smoke --verifier exact --case nope --progress none
+    grep -q "case nope: suite spec-smoke has no case of that name" "$dir/err.txt" || fail "run --verifier: unknown --case"
+    # A support violation says why and where: topp-joint (top-p on the full distribution instead of the top-k
+    # renormalized one) keeps token 3 of V5 (mass ahead 0.80 < 0.82), which vllm's top-p drops (0.80 / 0.85 = 0.941
+    # >= 0.82); at the 0.05 probability of token 3 and ~1e5 draws it is drawn thousands of times (power ~1).
+    expect_rc 1 "$bin" run --suite smoke --sampler mutant:topp-joint --seed 1 --case V5-joint --report "$dir/bad.json" --progress none
+    for want in "FAIL    V5-joint: " "support violation(s); row dyadic(V5); T 1, top_k 4, top_p 0.82, min_p 0; outside the kept set of 3: token 3 " \
+        "(p 0.05; top-p drops it: the mass ahead of it is 0.941 >= top_p 0.82)" \
+        "reproduce: samplecheck run --suite smoke --sampler mutant:topp-joint --profile vllm --seed 1 --case V5-joint"; do
+      grep -qF -- "$want" "$dir/out.txt" || fail "the finding lacks: $want"
+    done
+    python3 - "$dir/bad.json" <<'PY' || fail "the report lacks the support detail or the reproduce line"
+import json, sys
+c = json.load(open(sys.argv[1]))["cases"][0]
+t = c["support"]["tokens"][0]
+assert c["support"]["kept"] == 3 and t["token"] == 3 and t["dropped_by"] == "top-p", c["support"]
+assert abs(t["reference_prob"] - 0.05) < 1e-6 and t["rank"] == 4, t
+assert c["reproduce"].endswith(" --case V5-joint"), c.get("reproduce")
+PY
+    # The reproduce line draws the same case: the same finding.
+    expect_rc 1 "$bin" run --suite smoke --sampler mutant:topp-joint --profile vllm --seed 1 --case V5-joint --progress none
+    grep -qF "(p 0.05; top-p drops it: the mass ahead of it is 0.941 >= top_p 0.82)" "$dir/out.txt" || fail "reproduce"
+    # explain --suite --case: the case's row, parameters and what the profiles keep; --suite alone lists the names.
+    expect_rc 0 "$bin" explain --suite smoke --case V5-joint
+    for want in "case V5-joint of suite smoke (seed 1): row dyadic(V5); T 1, top_k 4, top_p 0.82, min_p 0" \
+        "kept 3 of 17 tokens" "flashinfer-joint"; do
+      grep -qF -- "$want" "$dir/out.txt" || fail "explain --suite --case lacks: $want"
+    done
+    expect_rc 0 "$bin" explain --suite smoke
+    grep -q "^  batch/b4$" "$dir/out.txt" || fail "explain --suite lists no batch row"
+    expect_rc 2 "$bin" explain --suite smoke --case V5-jiont
+    grep -q "nearest: V5-joint" "$dir/err.txt" || fail "explain: unknown --case"
+    ;;
   *) fail "unknown scenario" ;;
 esac
 echo "PASS ($scenario)"

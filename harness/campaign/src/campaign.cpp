@@ -12,8 +12,9 @@
 
 #include "campaign_work.h"
 #include "engine.h"
-#include "sampler_draw.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/samplers/sampler_registry.h"
+#include "sampler_draw.h"
 #include "work_items.h"
 
 namespace samplecheck::harness {
@@ -210,6 +211,20 @@ CampaignReport Finish(CampaignWork& work, const CaseSink& sink, const std::vecto
   return std::move(report);
 }
 
+// The command that draws this campaign's cases again as it drew them (CampaignReport::reproduce): what fixes the plan
+// and the draws besides the suite, sampler, profile and seeds.
+std::string Reproduce(const CampaignReport& report, const CampaignOptions& o) {
+  std::string line = ReproduceBase(report, o, "--sampler", o.sampler_spec);
+  if (report.draw_seed != report.seed) line += " --draw-seed " + std::to_string(report.draw_seed);
+  if (o.max_draws) line += " --max-draws " + std::to_string(*o.max_draws);
+  if (o.generated > 0) line += " --generated " + std::to_string(o.generated);
+  if (o.budget_seconds) line += " --budget " + FormatExact(*o.budget_seconds);
+  if (o.equivalence_eps > 0) line += " --equivalence " + FormatExact(o.equivalence_eps);
+  if (o.equivalence_chi2_eps > 0) line += " --equivalence-chi2 " + FormatExact(o.equivalence_chi2_eps);
+  if (o.plan_from && !o.plan_from_source.empty()) line += " --plan-from " + ShellWord(o.plan_from_source);
+  return line;
+}
+
 // The cases this process draws (a shard's part), and how many of them are still to draw.
 std::vector<uint8_t> InThisRun(const CampaignWork& work, const std::vector<WorkItem>& items, size_t& to_draw) {
   std::vector<uint8_t> in(work.prepared.size(), 0);
@@ -238,6 +253,7 @@ class SamplerCampaign final : public ReportKind {
     work_.emplace(std::move(*prepared));
     CampaignWork& work = *work_;
     work.report.lossy = samplers_.caps.lossy;
+    work.report.reproduce = Reproduce(work.report, options_);
     work.plan.identity = &work.report;
     work.plan.draw_plan = &work.report.draw_plan;
     const unsigned jobs = !options_.devices.empty()

@@ -40,6 +40,7 @@ struct PlanInputs {
   const DrawPlan* recorded = nullptr;  // --plan-from, or the journal's plan
   std::string recorded_source;
   const std::vector<CaseResult>* finished = nullptr;
+  std::vector<std::string> only_cases;  // --case (case_selection.h)
 };
 PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options);
 // The options that plan a stored report's campaign again (merge's shards, the gate's check against the plan): its
@@ -52,6 +53,13 @@ struct SuiteIdentity {
   std::string name, source;
   double alpha = 0.0, tv = 0.0, power = 0.0;
 };
+// The start of a campaign's reproduce line (CampaignReport::reproduce): "samplecheck run --suite S <source> --profile
+// P --seed N" and --tv when given; `source` is "--sampler <spec>" or "--verifier <spec>". Words that need it are
+// quoted for a POSIX shell.
+std::string ReproduceBase(const CampaignReport& report, const CampaignBasics& options, const std::string& flag,
+                          const std::string& spec);
+std::string ShellWord(const std::string& word);
+
 void StampReport(CampaignReport& report, const SuiteIdentity& suite, const CampaignBasics& options,
                  const std::string& profile);
 

@@ -38,7 +38,7 @@ void EvaluateCase(PreparedCase& pc, const std::vector<uint64_t>& all_draws, uint
     return;
   }
   JudgeEvidence(CaseEvidence{r, pc.p0, pc.binning, histogram, invalid_draws, sampler_error, batch, agreement, nullptr,
-                             stream},
+                             stream, nullptr, pc.row},
                 r);
 }
 

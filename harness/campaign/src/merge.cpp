@@ -303,6 +303,7 @@ Status AddEvidence(const ShardRowEvidence& e, RowCounts& rc, const std::string& 
   rc.agreement.first_difference = e.agreement_first_difference;
   rc.agreement.fast_token = e.agreement_fast_token;
   rc.agreement.sampled_token = e.agreement_sampled_token;
+  rc.agreement.sampled_alone_token = e.agreement_sampled_alone_token;
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include "samplecheck/core/format.h"
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/suites/case_seed.h"
+#include "samplecheck/suites/case_selection.h"
 #include "samplecheck/suites/corners.h"
 #include "samplecheck/suites/generated.h"
 
@@ -88,16 +89,26 @@ CaseBudget BudgetOf(const CaseSpec& cs, const Suite& suite, const PlanInputs& in
 }
 
 // Every case prepared, a batch as its rows; a unit is what a worker draws at once (one row case, or one batch).
+// --case keeps the selected entries, planned with the whole suite's alpha split (case_selection.h).
 Status PrepareCases(CampaignWork& work, const Suite& suite, const PlanInputs& in) {
   const Result<std::vector<CaseSpec>> suite_cases = SuiteCases(suite, *work.default_profile, work.report.seed, in.generated);
   if (!suite_cases.ok()) return suite_cases.error();
   const std::vector<CaseSpec>& cases = *suite_cases;
-  size_t judged_cases = 0;
-  for (const CaseSpec& cs : cases) judged_cases += cs.batch.empty() ? 1 : BatchRows(cs);
-  work.report.planned_cases = work.plan.cases = judged_cases;
+  size_t judged_cases = 0, selected_cases = 0;
+  std::vector<std::string> entries;
+  for (const CaseSpec& cs : cases) {
+    const size_t rows = cs.batch.empty() ? 1 : BatchRows(cs);
+    judged_cases += rows;
+    selected_cases += EntrySelected(in.only_cases, cs.name) ? rows : 0;
+    entries.push_back(cs.name);
+  }
+  if (Status st = CheckSelection(in.only_cases, entries, suite.name); !st.ok()) return st;
+  work.report.planned_cases = work.plan.cases = selected_cases;
+  work.report.selected_cases = in.only_cases;
   const double alpha_per_test = suite.alpha / (double(judged_cases) * kPlannedTestsPerCase);
   const CampaignReport& report = work.report;
   for (const CaseSpec& cs : cases) {
+    if (!EntrySelected(in.only_cases, cs.name)) continue;
     const CaseBudget budget = BudgetOf(cs, suite, in, alpha_per_test);
     const Profile& profile = cs.profile.empty() ? *work.default_profile : *FindProfile(cs.profile);
     std::vector<PreparedCase> unit;
@@ -128,7 +139,9 @@ Status ApplyRecordedPlan(CampaignWork& work, const DrawPlan& recorded, const std
   std::unordered_map<std::string, const PlannedCase*> by_name;
   for (const PlannedCase& c : recorded.cases) by_name[c.name] = &c;
   const std::string refuse = "the plan of " + source + " is not this campaign's: ";
-  if (by_name.size() != work.prepared.size()) {
+  // --case draws some cases of a whole suite's plan: each must be in it (the fingerprint is the whole plan's).
+  const bool part = !work.report.selected_cases.empty() && by_name.size() > work.prepared.size();
+  if (by_name.size() != work.prepared.size() && !part) {
     return InvalidArgument(refuse + "it plans " + std::to_string(by_name.size()) + " cases, this suite " +
                            std::to_string(work.prepared.size()) + " (same suite and --generated needed)");
   }
@@ -140,7 +153,7 @@ Status ApplyRecordedPlan(CampaignWork& work, const DrawPlan& recorded, const std
     if (Status st = PlanAtDraws(pc, pc.skip ? 0 : found->second->draws); !st.ok()) return st;
     work.why[i] = found->second->why;
   }
-  if (recorded.fingerprint != 0 && PlanFingerprint(work.prepared) != recorded.fingerprint) {
+  if (recorded.fingerprint != 0 && !part && PlanFingerprint(work.prepared) != recorded.fingerprint) {
     return InvalidArgument(refuse + "its cases have other rows, seeds, parameters or profile (give the same "
                            "--seed, --draw-seed and --profile as the run that recorded it)");
   }
@@ -241,6 +254,7 @@ PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options) {
   in.recorded = options.plan_from ? &*options.plan_from : nullptr;
   in.recorded_source = options.plan_from_source;
   in.finished = &options.finished;
+  in.only_cases = options.only_cases;
   return in;
 }
 
@@ -253,6 +267,7 @@ CampaignOptions OptionsOfReport(const CampaignReport& report) {
   options.equivalence_eps = report.equivalence_eps;
   options.equivalence_chi2_eps = report.equivalence_chi2_eps;
   options.version = report.samplecheck_version;
+  options.only_cases = report.selected_cases;
   return options;
 }
 
@@ -290,6 +305,31 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
   work.plan.draws = work.total_draws;
   RecordPlan(work, basis, in.recorded ? "replayed from " + in.recorded_source : "");
   return work;
+}
+
+Result<std::vector<PreparedCase>> PrepareSuiteCases(const Suite& suite, const CampaignOptions& options,
+                                                    const std::string& profile) {
+  if (Result<const Profile*> p = ProfileByName(profile); !p.ok()) return p.error();
+  Result<CampaignWork> work = PrepareWork(suite, options, profile, options.sampler_spec);
+  if (!work.ok()) return work.error();
+  return std::move(work->prepared);
+}
+
+Result<std::vector<std::string>> SuiteCaseNames(const Suite& suite, const CampaignOptions& options,
+                                                const std::string& profile) {
+  const Profile* judged = FindProfile(profile);
+  if (judged == nullptr) return ProfileByName(profile).error();
+  CampaignWork work;
+  work.report.tv = options.tv.value_or(suite.tv);
+  if (Status st = Identity(work, suite, PlanInputsOf(suite, options)); !st.ok()) return st.error();
+  auto cases = SuiteCases(suite, *judged, work.report.seed, options.generated);
+  if (!cases.ok()) return cases.error();
+  std::vector<std::string> names;
+  for (const CaseSpec& cs : *cases) {
+    names.push_back(cs.name);
+    for (size_t k = 0; !cs.batch.empty() && k < BatchRows(cs); ++k) names.push_back(cs.name + "/b" + std::to_string(k));
+  }
+  return names;
 }
 
 void RecordPlan(CampaignWork& work, PlanBasis basis, const std::string& reason) {

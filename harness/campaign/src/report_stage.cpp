@@ -10,6 +10,7 @@
 #include "build_info.h"
 #include "campaign_work.h"
 #include "samplecheck/campaign/machine.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/samplers/devices.h"
 
 namespace samplecheck::harness {
@@ -54,6 +55,27 @@ void StampReport(CampaignReport& report, const SuiteIdentity& suite, const Campa
   report.started = NowIso8601();
   report.command_line = options.command_line;
   report.evidence = options.evidence;
+}
+
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789-_./:=+,@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+
+std::string ReproduceBase(const CampaignReport& report, const CampaignBasics& options, const std::string& flag,
+                          const std::string& spec) {
+  const std::string builtin = "builtin:";
+  const std::string suite =
+      report.suite_source.rfind(builtin, 0) == 0 ? report.suite_source.substr(builtin.size()) : report.suite_source;
+  std::string line = "samplecheck run --suite " + ShellWord(suite) + " " + flag + " " + ShellWord(spec) +
+                     " --profile " + ShellWord(report.profile) + " --seed " + std::to_string(report.seed);
+  if (options.tv) line += " --tv " + FormatExact(*options.tv);
+  return line;
 }
 
 MachineInfo DetectMachine() {

@@ -52,6 +52,8 @@ void FirstDifference(Sampler& sampler, std::span<const float> row, const Samplin
   a.evidence.first_difference = static_cast<int64_t>(lo);
   a.evidence.fast_token = counted_invalid > 0 || *at == 0 ? kInvalidToken : static_cast<int32_t>(at - counted.begin());
   a.evidence.sampled_token = sequence[lo];
+  std::vector<int32_t> alone(1, kInvalidToken);
+  if (sampler.SampleRepeated(row, one, alone).ok()) a.evidence.sampled_alone_token = alone[0];
 }
 
 // The case's first draws (at most 2^16 on a GPU; a CPU sampler, a plugin or a process, computes a row's
@@ -182,6 +184,7 @@ ShardRowEvidence ShardEvidence(const std::string& name, const RowDraws& d) {
     e.agreement_first_difference = a.first_difference;
     e.agreement_fast_token = a.fast_token;
     e.agreement_sampled_token = a.sampled_token;
+    e.agreement_sampled_alone_token = a.sampled_alone_token;
   }
   return e;
 }

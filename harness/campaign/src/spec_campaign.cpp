@@ -14,6 +14,7 @@
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/stats/power.h"
 #include "samplecheck/suites/case_seed.h"
+#include "samplecheck/suites/case_selection.h"
 #include "spec_draw.h"
 
 namespace samplecheck::harness {
@@ -84,6 +85,12 @@ Result<std::vector<SpecCaseWork>> PlanSpec(const SpecSuite& suite, const SpecCam
     work.push_back(std::move(w));
   }
   alpha_test = suite.alpha / (double(std::max<size_t>(judged_cases, 1)) * kPlannedTestsPerCase);
+  // --case: the selected cases, planned with the whole suite's alpha split (case_selection.h).
+  std::vector<std::string> entries;
+  for (const SpecCaseSpec& cs : suite.cases) entries.push_back(cs.name);
+  if (Status st = CheckSelection(options.only_cases, entries, suite.name); !st.ok()) return st.error();
+  report.selected_cases = options.only_cases;
+  std::erase_if(work, [&](const SpecCaseWork& w) { return !EntrySelected(options.only_cases, w.spec->name); });
   for (SpecCaseWork& w : work) {
     if (Status st = PlanTrials(w, suite, options, report.tv, alpha_test); !st.ok()) return st.error();
   }
@@ -240,6 +247,8 @@ class SpecCampaign final : public ReportKind {
     report.sampler_spec = "verifier:" + options_.verifier_spec;
     report.seed = options_.seed.value_or(suite_.seed);
     report.draw_seed = report.seed;
+    report.reproduce = ReproduceBase(report, options_, "--verifier", options_.verifier_spec) +
+                       (options_.max_trials ? " --max-draws " + std::to_string(*options_.max_trials) : "");
     auto work = PlanSpec(suite_, options_, **profile, report, alpha_test_);
     if (!work.ok()) return work.error();
     work_ = std::move(*work);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "samplecheck/core/format.h"
 #include "samplecheck/core/splitmix.h"
 #include "samplecheck/suites/json_text.h"
 #include "samplecheck/suites/row_source.h"
@@ -42,6 +43,16 @@ std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& plann
   if (stored.profile != planned.profile) return "its profile (" + stored.profile + ", planned " + planned.profile + ")";
   if (BatchJson(stored.batch) != BatchJson(planned.batch)) return "its place in a batch";
   return "";
+}
+
+std::string DescribeCaseRow(const CaseResult& c) {
+  std::string s = c.batch.size > 0 ? "batch " + c.batch.batch + " row " + std::to_string(c.batch.position) + " of " +
+                                         std::to_string(c.batch.size) + ", "
+                                   : "row ";
+  s += DescribeRowSpec(c.row) + "; T " + FormatSignificant(c.params.temperature) + ", top_k " +
+       std::to_string(c.params.top_k) + ", top_p " + FormatSignificant(c.params.top_p) + ", min_p " +
+       FormatSignificant(c.params.min_p);
+  return s;
 }
 
 }  // namespace samplecheck::harness

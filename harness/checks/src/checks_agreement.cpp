@@ -10,6 +10,35 @@ using nlohmann::json;
 
 namespace {
 
+std::string TokenText(int32_t token) { return token < 0 ? "no token" : "token " + std::to_string(token); }
+
+// What the first differing draw says, in words: which call gave what at the same row, seed and offset. Its token
+// counted alone (fast), Sample's among the case's draws (sampled) and Sample's alone in a call of its own
+// (sampled_alone; absent in reports before it). Equal fast and sampled tokens: the bisection (sampler_draw.cpp,
+// FirstDifference) found the counts of a range differing while those of its parts agreed, so the draw it ends at,
+// asked again, agrees: the counting path's draws depend on how they are split into calls.
+std::string FirstDifferenceFinding(const json& first) {
+  const std::string draw = std::to_string(first.at("draw").get<int64_t>());
+  const int32_t fast = first.at("fast").get<int32_t>();
+  const int32_t sampled = first.at("sampled").get<int32_t>();
+  const int32_t alone = first.contains("sampled_alone") ? first["sampled_alone"].get<int32_t>() : -1;
+  const std::string not_a_function =
+      ": your draws are not a function of (seed, offset) (a global RNG, or state kept between calls?)";
+  if (alone >= 0 && alone != sampled) {
+    return ", first at draw " + draw + ": the same row, seed and offset gave " + TokenText(sampled) +
+           " through Sample among the case's draws and " + TokenText(alone) + " through Sample in a call of its own" +
+           not_a_function;
+  }
+  if (fast == sampled) {
+    return ", yet no single draw shows it: draw " + draw + " asked again alone gives " + TokenText(fast) +
+           " both ways, so what CountDraws draws depends on how the draws are split into calls: your draws are not "
+           "a function of (seed, offset) (the draw count of a call, a global RNG, or state kept between calls?)";
+  }
+  return ", first at draw " + draw + ": the same row, seed and offset gave " + TokenText(fast) +
+         " through CountDraws and " + TokenText(sampled) + " through Sample" + not_a_function +
+         ", or the two paths draw differently";
+}
+
 // ---- agreement ---------------------------------------------------------------------------------------------------
 class AgreementCheck final : public CaseCheck {
  public:
@@ -32,10 +61,11 @@ class AgreementCheck final : public CaseCheck {
     }
     json j{{"draws", a.draws}, {"deterministic", a.deterministic}, {"differing", differing}};
     if (a.deterministic) {
-      j["first_difference"] =
-          a.first_difference < 0
-              ? json(nullptr)
-              : json{{"draw", a.first_difference}, {"fast", a.fast_token}, {"sampled", a.sampled_token}};
+      j["first_difference"] = a.first_difference < 0 ? json(nullptr)
+                                                     : json{{"draw", a.first_difference},
+                                                            {"fast", a.fast_token},
+                                                            {"sampled", a.sampled_token},
+                                                            {"sampled_alone", a.sampled_alone_token}};
     } else if (e.binning.head.usable()) {
       const stats::BinnedCounts fast = Bin(e.binning.head, a.fast);
       const stats::BinnedCounts sampled = Bin(e.binning.head, a.sampled);
@@ -60,13 +90,11 @@ class AgreementCheck final : public CaseCheck {
       o.violations = first.is_null() ? differing : std::max<uint64_t>(differing, 1);
       o.statistic = double(o.violations);
       if (o.violations > 0) {
-        o.finding = "the sampler's counting fast path and its sampling call disagree on the same seeds and offsets (" +
-                    std::to_string(differing) + " of " + std::to_string(draws) + " draws at least)";
-        if (!first.is_null()) {
-          o.finding += ", first at draw " + std::to_string(first.at("draw").get<int64_t>()) + ": token " +
-                       std::to_string(first.at("fast").get<int32_t>()) + " counted, " +
-                       std::to_string(first.at("sampled").get<int32_t>()) + " sampled";
-        }
+        o.finding =
+            "the sampler's counting fast path (CountDraws) and its sampling call (Sample) disagree on the "
+            "same seeds and offsets (" +
+            std::to_string(differing) + " of " + std::to_string(draws) + " draws at least)";
+        if (!first.is_null()) o.finding += FirstDifferenceFinding(first);
         o.draws_for_power = double(draws) / double(std::max<uint64_t>(differing, 1));
       } else {
         o.finding = "the first " + std::to_string(draws) + " draws agree token for token";

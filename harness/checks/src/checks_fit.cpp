@@ -159,7 +159,11 @@ class PearsonCheck final : public CaseCheck {
         o.p_value = std::isnan(lower) ? p : std::min(1.0, 2.0 * std::min(p, lower));
         o.statistic = x2;
         o.finding = "X2 = " + FormatSignificant(x2, 4) + " (dof " + std::to_string(dof) + ")";
-        if (!std::isnan(lower) && lower < p) o.finding += ", below its dof: a fit too good to be random?";
+        if (!std::isnan(lower) && lower < p) {
+          o.finding += ", below its dof: a fit too good to be random?";
+        } else {
+          o.finding += WorstCells(b);
+        }
         if (x2 > double(dof) && c.draws > 0) {
           const double divergence = (x2 - double(dof)) / double(c.draws);
           const Result<stats::DrawPlan> plan = stats::PlanDrawsForDivergence(divergence, alpha, kScorePower, dof + 1);
@@ -169,6 +173,41 @@ class PearsonCheck final : public CaseCheck {
       }
       return out;
     });
+  }
+
+  // ", worst: token 5 120 drawn vs 80.1 expected, ..." : the cells of the largest standardized residuals
+  // (O - E) / sqrt(E) (the cells that make X2), at most kWorstCells, by token where a cell is one token.
+  static std::string WorstCells(const json& b) {
+    constexpr size_t kWorstCells = 3;
+    const json& observed = b.at("observed");
+    const json& expected = b.at("expected");
+    uint64_t n = 0;
+    for (const json& o : observed) n += o.get<uint64_t>();
+    struct Cell {
+      size_t index;
+      uint64_t observed;
+      double expected, z;
+    };
+    std::vector<Cell> cells;
+    for (size_t i = 0; i < observed.size() && i < expected.size(); ++i) {
+      const double e = double(n) * ReadJsonNumber(expected[i]);
+      const uint64_t o = observed[i].get<uint64_t>();
+      if (e > 0) cells.push_back({i, o, e, (double(o) - e) / std::sqrt(e)});
+    }
+    const size_t keep = std::min(cells.size(), kWorstCells);
+    std::partial_sort(cells.begin(), cells.begin() + keep, cells.end(),
+                      [](const Cell& x, const Cell& y) { return std::fabs(x.z) > std::fabs(y.z); });
+    std::string s;
+    for (size_t k = 0; k < keep; ++k) {
+      const Cell& cell = cells[k];
+      const bool token = b.contains("cell_token") && cell.index < b["cell_token"].size() &&
+                         b["cell_token"][cell.index].get<int32_t>() >= 0;
+      s += (k == 0 ? ", worst: " : ", ") +
+           (token ? "token " + std::to_string(b["cell_token"][cell.index].get<int32_t>())
+                  : "cell " + std::to_string(cell.index)) +
+           " " + std::to_string(cell.observed) + " drawn vs " + FormatSignificant(cell.expected, 4) + " expected";
+    }
+    return s;
   }
 
   // The token of each head cell (-1 for the rest cell), in cell order.

@@ -5,6 +5,10 @@
 #include <stdexcept>
 
 #include "check_family.h"
+#include "samplecheck/checks/case_spec.h"
+#include "samplecheck/core/format.h"
+#include "samplecheck/reference/distribution.h"
+#include "samplecheck/reference/explain.h"
 #include "samplecheck/suites/json_text.h"
 
 namespace samplecheck::harness {
@@ -14,8 +18,40 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kTopViolations = 16;
+constexpr size_t kExplainedViolations = 3;  // the first tokens listed get their reference probability and filter
 
 Status RecheckSupport(const json& fields, const CaseResult& c);
+std::string SupportFinding(const json& s, const CaseResult& c, uint64_t violations, uint64_t invalid);
+
+// What the reference says of a token drawn outside the kept set (ExplainTokenDrop on the row the case was judged
+// on): its probability before the filters and the stage of the judged profile that drops it, added to its entry of
+// support.tokens. Nothing is added where the case has no row (a speculative case) or its profile is unknown.
+void ExplainViolation(const CaseEvidence& e, json& entry) {
+  const Profile* profile = FindProfile(e.planned.profile);
+  const int32_t token = entry.at("token").get<int32_t>();
+  if (profile == nullptr || e.row.empty() || token < 0) return;
+  const LogitsView row = LogitsView::Fp32(e.row);
+  const Result<TokenDrop> drop = ExplainTokenDrop(row, e.planned.params, *profile, token);
+  if (!drop.ok()) {
+    entry["why"] = "the reference cannot say: " + drop.error().message;
+    return;
+  }
+  entry["reference_prob"] = JsonNumber(drop->reference_prob);
+  entry["rank"] = drop->rank;
+  entry["dropped_by"] = DropStageName(drop->stage);
+  entry["why"] = DescribeTokenDrop(*drop, e.planned.params);
+}
+
+// "token 2 60x (p 0.0123; top-p drops it: ...)" for the first token, "token 7 12x (top-k)" for the others.
+std::string DescribeViolation(const json& t, bool first) {
+  std::string s = "token " + std::to_string(t.at("token").get<int32_t>()) + " " +
+                  std::to_string(t.at("count").get<uint64_t>()) + "x";
+  if (!t.contains("why")) return s;
+  if (!first) return s + " (" + (t.contains("dropped_by") ? t["dropped_by"] : t["why"]).get<std::string>() + ")";
+  s += " (";
+  if (t.contains("reference_prob")) s += "p " + FormatSignificant(ReadJsonNumber(t["reference_prob"]), 3) + "; ";
+  return s + t["why"].get<std::string>() + ")";
+}
 
 // ---- support ----------------------------------------------------------------------------------------------------
 class SupportCheck final : public CaseCheck {
@@ -43,11 +79,20 @@ class SupportCheck final : public CaseCheck {
     if (invalid_violations > 0) violations.insert(violations.begin(), {-1, invalid_violations});
     if (violations.size() > kTopViolations) violations.resize(kTopViolations);
     json tokens = json::array();
-    for (const auto& [token, count] : violations) tokens.push_back({{"token", token}, {"count", count}});
+    size_t explained = 0;
+    for (const auto& [token, count] : violations) {
+      json entry{{"token", token}, {"count", count}};
+      if (token >= 0 && explained < kExplainedViolations && !e.planned.unsamplable) {
+        ExplainViolation(e, entry);
+        ++explained;
+      }
+      tokens.push_back(std::move(entry));
+    }
     return {{"support",
              {{"violations", outside + invalid_violations},
               {"invalid_draws", e.invalid_draws},
               {"tokens", tokens},
+              {"kept", e.planned.kept},
               {"sampler_error", std::string(e.sampler_error)}}}};
   }
 
@@ -74,11 +119,9 @@ class SupportCheck final : public CaseCheck {
         o.test = "unsamplable row";
         if (violations > 0) {
           const json& tokens = s.at("tokens");
-          o.finding = std::to_string(violations) + " token(s) drawn from an unsamplable row (NaN or every logit -inf)";
-          if (!tokens.empty()) {
-            o.finding += ", e.g. token " + std::to_string(tokens.front().at("token").get<int32_t>()) + " " +
-                         std::to_string(tokens.front().at("count").get<uint64_t>()) + "x";
-          }
+          o.finding = std::to_string(violations) + " token(s) drawn from an unsamplable row (NaN or every logit " +
+                      "-inf; " + DescribeCaseRow(c) + ")";
+          if (!tokens.empty()) o.finding += ", e.g. " + DescribeViolation(tokens.front(), false);
           o.finding += "; the only right answer is the invalid marker";
           o.draws_for_power = 1;
         } else {
@@ -88,13 +131,7 @@ class SupportCheck final : public CaseCheck {
         return out;
       }
       if (violations > 0) {
-        o.finding = std::to_string(violations) + " support violation(s)";
-        if (invalid > 0) o.finding += " (" + std::to_string(invalid) + " invalid token(s))";
-        const json& tokens = s.at("tokens");
-        if (!tokens.empty()) {
-          o.finding += ", e.g. token " + std::to_string(tokens.front().at("token").get<int32_t>()) + " drawn " +
-                       std::to_string(tokens.front().at("count").get<uint64_t>()) + "x outside the kept set";
-        }
+        o.finding = SupportFinding(s, c, violations, invalid);
         o.draws_for_power = std::log(1.0 / (1.0 - kScorePower)) * double(c.draws) / double(violations);
       } else {
         o.finding = "no draw outside the kept set";
@@ -104,6 +141,26 @@ class SupportCheck final : public CaseCheck {
     });
   }
 };
+
+// "9 support violation(s) (2 invalid tokens); row gaussian(V=1000, sigma=2); T 1, top_k 50, top_p
+// 1, min_p 0; outside the kept set of 50: token 7 7x (p 0.0012; top-k 50 drops it (rank 51))"
+// (reports before the explanations: the token and its count alone).
+std::string SupportFinding(const json& s, const CaseResult& c, uint64_t violations, uint64_t invalid) {
+  std::string finding = std::to_string(violations) + " support violation(s)";
+  if (invalid > 0) finding += " (" + std::to_string(invalid) + " invalid tokens)";
+  finding += "; " + DescribeCaseRow(c);
+  const int64_t kept = s.contains("kept") ? s["kept"].get<int64_t>() : c.kept;
+  const json& tokens = s.at("tokens");
+  size_t listed = 0;
+  for (const json& t : tokens) {
+    if (t.at("token").get<int32_t>() < 0) continue;  // the invalid draws, counted above
+    if (listed == kExplainedViolations) break;
+    finding += (listed == 0 ? "; outside the kept set of " + std::to_string(kept) + ": " : ", ") +
+               DescribeViolation(t, listed == 0);
+    ++listed;
+  }
+  return finding;
+}
 
 // The support check's count against its list: the violations are the draws of the tokens listed (the invalid marker
 // -1 first, then the tokens outside the kept set by count; the list keeps the kTopViolations largest).

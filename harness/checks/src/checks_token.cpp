@@ -107,6 +107,12 @@ class MaxAbsZCheck final : public CaseCheck {
       char buf[96];
       std::snprintf(buf, sizeof buf, "|z| = %.3g at token %d (threshold %.3g)", value, token, threshold);
       o.finding = buf;
+      for (const json& r : fields.at("top_residuals")) {
+        if (r.at("token").get<int32_t>() != token) continue;
+        o.finding += ": " + std::to_string(r.at("observed").get<uint64_t>()) + " drawn vs " +
+                     FormatSignificant(ReadJsonNumber(r.at("expected")), 4) + " expected";
+        break;
+      }
       if (value > 0 && threshold > 0) {
         const double ratio = (threshold + 2.33) / value;  // 2.33: the one-sided z of power 0.99
         o.draws_for_power = double(c.draws) * ratio * ratio;

@@ -154,6 +154,12 @@ size_t CampaignReport::Count(CaseStatus status) const {
       std::count_if(cases.begin(), cases.end(), [&](const CaseResult& c) { return c.status == status; }));
 }
 
+std::string CampaignReport::ReproduceLine(const CaseResult& c) const {
+  if (reproduce.empty()) return "";
+  return reproduce + " --case " +
+         (c.name.find_first_of(" \t'\"$`\\") == std::string::npos ? c.name : "'" + c.name + "'");
+}
+
 void ComputeCasePValue(CaseResult& c) {
   c.tests = 0;
   double min_p = 1.0;
@@ -204,6 +210,14 @@ void ApplyCampaignVerdict(CampaignReport& report) {
       std::ostringstream os;
       os << "goodness of fit rejected: p = " << c.p_value << ", Holm-adjusted " << c.holm_adjusted_p << " <= alpha "
          << report.alpha;
+      // The test that rejected (the smallest p-value of the case's family) and what it saw.
+      const CheckOutcome* smallest = nullptr;
+      for (const CheckOutcome& o : c.outcomes) {
+        if (o.kind == CheckOutcome::Kind::kPValue && (smallest == nullptr || o.p_value < smallest->p_value)) {
+          smallest = &o;
+        }
+      }
+      if (smallest != nullptr) os << "; by " << smallest->test << ": " << smallest->finding;
       c.status = CaseStatus::kFail;
       c.reason = os.str();
     }

@@ -193,7 +193,8 @@ json ShardToJson(const ShardInfo& s) {
                           {"sampled", SparseToJson(e.agreement_sampled)},
                           {"first_difference", e.agreement_first_difference},
                           {"fast_token", e.agreement_fast_token},
-                          {"sampled_token", e.agreement_sampled_token}};
+                          {"sampled_token", e.agreement_sampled_token},
+                          {"sampled_alone_token", e.agreement_sampled_alone_token}};
     } else {
       row["agreement"] = nullptr;
     }
@@ -252,6 +253,10 @@ ShardInfo ShardFromJson(const json& j) {
       e.agreement_first_difference = Field<int64_t>(a, aat, "first_difference");
       e.agreement_fast_token = Field<int32_t>(a, aat, "fast_token");
       e.agreement_sampled_token = Field<int32_t>(a, aat, "sampled_token");
+      // Written since the agreement check says which path is not a function of (seed, offset); absent before.
+      if (a.contains("sampled_alone_token")) {
+        e.agreement_sampled_alone_token = Field<int32_t>(a, aat, "sampled_alone_token");
+      }
     }
     // Written since the stream checks (issue 31): absent or null where the shard judged no stream.
     if (row.contains("stream") && !row["stream"].is_null()) {
@@ -351,8 +356,15 @@ json ReportToJson(const CampaignReport& r) {
                  {"skipped", r.Count(CaseStatus::kSkipped)},
                  {"error", r.Count(CaseStatus::kError)}};
   json cases = json::array();
-  for (const auto& c : r.cases) cases.push_back(CaseToJson(c));
+  for (const auto& c : r.cases) {
+    cases.push_back(CaseToJson(c));
+    // A failing case's reproduce line (derived from "reproduce": not read back).
+    const bool failing = c.status == CaseStatus::kFail || c.status == CaseStatus::kError;
+    if (failing && !r.reproduce.empty()) cases.back()["reproduce"] = r.ReproduceLine(c);
+  }
   j["cases"] = std::move(cases);
+  if (!r.selected_cases.empty()) j["selected_cases"] = r.selected_cases;
+  if (!r.reproduce.empty()) j["reproduce"] = r.reproduce;
   return j;
 }
 
@@ -426,6 +438,15 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     }
     r.lossy = j.contains("lossy") && Field<bool>(j, "", "lossy");
     r.planned_cases = j.contains("planned_cases") ? Field<size_t>(j, "", "planned_cases") : r.cases.size();
+    // Written since --case: absent in older reports and in reports of a whole suite.
+    if (j.contains("selected_cases")) {
+      if (!j["selected_cases"].is_array()) return ParseError("/selected_cases must be an array of case names");
+      for (const json& name : j["selected_cases"]) {
+        if (!name.is_string()) return ParseError("/selected_cases: every entry must be a case name (a string)");
+        r.selected_cases.push_back(name.get<std::string>());
+      }
+    }
+    if (j.contains("reproduce")) r.reproduce = Field<std::string>(j, "", "reproduce");
     // Written since sharding (docs/scale.md): absent in older reports.
     if (j.contains("shard") && !j["shard"].is_null()) r.shard = ShardFromJson(j["shard"]);
     if (j.contains("merged_shards")) r.merged_shards = Field<uint32_t>(j, "", "merged_shards");
@@ -512,6 +533,8 @@ std::string FormatSummary(const CampaignReport& r) {
     if (++listed > 12) continue;
     os << "  " << (c.status == CaseStatus::kFail ? "FAIL   " : c.status == CaseStatus::kError ? "ERROR  " : "skipped")
        << " " << c.name << ": " << c.reason << "\n";
+    if (c.status != CaseStatus::kSkipped && !r.reproduce.empty())
+      os << "          reproduce: " << r.ReproduceLine(c) << "\n";
   }
   if (listed > 12) os << "  ... and " << listed - 12 << " more (see the report)\n";
   std::vector<const CaseResult*> judged;

@@ -56,6 +56,9 @@ struct CampaignBasics {
   std::string command_line;
   std::string version;      // samplecheck version for the report
   EvidencePolicy evidence;  // what the verdict needs besides no failure (result.h)
+  // --case: the suite entries to draw (case_selection.h; empty: every case). The whole suite is planned first, so
+  // a selected case has the full run's alpha, seeds and draws; the verdict's Holm runs over the selected cases.
+  std::vector<std::string> only_cases;
   // Set (e.g. by a signal handler) to stop: no work item starts after it, a case being drawn stops at its next
   // chunk and is left out, and the report comes back marked interrupted with the cases that finished.
   const std::atomic<bool>* stop = nullptr;

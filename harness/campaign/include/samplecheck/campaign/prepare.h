@@ -65,4 +65,14 @@ Status PlanCaseDraws(PreparedCase& prepared, const CaseBudget& budget);
 // Step 2 at a recorded draw count (--plan-from): the binning and achieved power at exactly `draws`.
 Status PlanCaseAtDraws(PreparedCase& prepared, uint64_t draws);
 
+// The cases of `suite` a sampler campaign under `options` prepares (its seed, --generated, --case in
+// options.only_cases, judged as `profile`), in suite order, exactly as it plans them (the whole suite's alpha
+// split; a perturbed row as it is judged): `samplecheck explain --suite S --case NAME`. kInvalidArgument naming an
+// unknown --case and its nearest names.
+Result<std::vector<PreparedCase>> PrepareSuiteCases(const Suite& suite, const struct CampaignOptions& options,
+                                                    const std::string& profile);
+// The names a --case of `suite` may give: every entry (row case, batch case) and every row of a batch case.
+Result<std::vector<std::string>> SuiteCaseNames(const Suite& suite, const struct CampaignOptions& options,
+                                                const std::string& profile);
+
 }  // namespace samplecheck::harness

@@ -16,4 +16,8 @@ uint64_t CaseSpecHash(const CaseResult& c);
 // "" when `stored` and `planned` are the same case spec, else what differs ("its row", "its parameters", ...).
 std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& planned);
 
+// Where a case draws and with what, for a finding: "row gaussian(V=1024, sigma=2); T 0.7, top_k 50, top_p 0.9,
+// min_p 0", a batch row led by its place ("batch b1 row 3 of 8, gaussian(...); ...").
+std::string DescribeCaseRow(const CaseResult& c);
+
 }  // namespace samplecheck::harness

@@ -108,7 +108,10 @@ struct AgreementEvidence {
   std::span<const uint64_t> fast;     // CountDraws histogram of those draws
   std::span<const uint64_t> sampled;  // Sample on replicated rows, same seeds and offsets
   int64_t first_difference = -1;      // deterministic: the first draw whose token differs (-1: none)
-  int32_t fast_token = 0, sampled_token = 0;  // the tokens at that draw
+  int32_t fast_token = 0, sampled_token = 0;  // the tokens at that draw: counted alone, and Sample's among the others
+  // That draw through Sample again, alone in a call of its own (-1, kInvalidToken: not drawn, reports before it): a
+  // token other than sampled_token shows that Sample's draws are not a function of (row, seed, offset).
+  int32_t sampled_alone_token = -1;
 };
 
 // What a speculative-decoding case adds (harness/campaign/spec_campaign.h, docs/speculative.md). SpecRole::kPosition:
@@ -152,6 +155,9 @@ struct CaseEvidence {
   const SpecEvidence* spec = nullptr;             // a case of a speculative-decoding campaign
   const struct StreamEvidence* stream = nullptr;  // seeds, handles, steps, refusal (stream.h)
   const struct ReplayEvidence* replay = nullptr;  // a case of a replay campaign (replay_campaign.h)
+  std::span<const float> row = {};  // the logits the reference judged (the jittered row of a perturbed case); empty
+                                    // where the case has no sampler row (speculative, replay): the support check then
+                                    // names no dropping filter
 };
 
 }  // namespace samplecheck::harness

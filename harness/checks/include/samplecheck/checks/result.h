@@ -158,6 +158,7 @@ struct ShardRowEvidence {
   SparseCounts agreement_fast, agreement_sampled;
   int64_t agreement_first_difference = -1;
   int32_t agreement_fast_token = 0, agreement_sampled_token = 0;
+  int32_t agreement_sampled_alone_token = -1;  // kInvalidToken: not drawn (shards before it)
   // The stream checks' fields (seed_dependence, fresh_handle, step_repeats, ...) as this shard judged them from the
   // case's first draws, which it holds; null in the other shards' evidence (and in reports before issue 31).
   nlohmann::json stream;
@@ -276,6 +277,16 @@ struct CampaignReport {
   uint64_t property_seed = 0;
   std::vector<PropertyOutcome> properties;
   size_t planned_cases = 0;  // cases of the suite (cases holds the finished ones when interrupted)
+  // --case: the names the run selected (its cases are those entries' only, planned as in the whole suite); empty:
+  // the whole suite. The report's "selected_cases" (absent in reports before it).
+  std::vector<std::string> selected_cases;
+  // The command that runs this campaign again with what fixes its draws (suite, sampler or verifier, profile,
+  // seeds, TV, caps, --generated, the time budget, --plan-from): a failing case's reproduce line is this plus
+  // " --case <name>" (ReproduceLine). "" where no command runs it again (merge, replay, reports before it).
+  std::string reproduce;
+
+  // The line that draws case `c` alone exactly as this campaign drew it ("" without `reproduce`).
+  std::string ReproduceLine(const CaseResult& c) const;
   std::vector<CaseResult> cases;
   // run --shard: this report is one shard's evidence, not a verdict (VerdictProblems says so); merge judges.
   std::optional<ShardInfo> shard;
