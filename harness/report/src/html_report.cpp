@@ -12,73 +12,18 @@
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/suite.h"
 
+#include "html_parts.h"
+
 namespace samplecheck::harness {
 namespace {
 
-std::string Escape(const std::string& raw) {
-  const std::string s = ValidUtf8(raw);  // a plugin's message or a file name may hold any bytes
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// A number of the page: FormatSignificant at 3 digits unless told, and every NaN "nan" (never "-nan").
-std::string Fmt(double v, int digits = 3) { return std::isnan(v) ? "nan" : FormatSignificant(v, digits); }
-
-const char* StatusClass(CaseStatus s) {
-  switch (s) {
-    case CaseStatus::kPass: return "pass";
-    case CaseStatus::kFail: return "fail";
-    case CaseStatus::kSkipped: return "skip";
-    case CaseStatus::kError: return "fail";
-  }
-  return "fail";
-}
-
-// A small chart frame: plot area [left, left + w] x [top, top + h] inside an svg of the given size.
-struct Frame {
-  double width = 560, height = 200, left = 52, right = 12, top = 14, bottom = 34;
-  double w() const { return width - left - right; }
-  double h() const { return height - top - bottom; }
-  double X(double fx) const { return left + fx * w(); }        // fx in [0, 1]
-  double Y(double fy) const { return top + (1.0 - fy) * h(); }  // fy in [0, 1]
-};
-
-void OpenSvg(std::ostringstream& os, const Frame& f, const std::string& title) {
-  os << "<svg class=\"chart\" viewBox=\"0 0 " << f.width << " " << f.height << "\" width=\"" << f.width
-     << "\" height=\"" << f.height << "\" role=\"img\"><title>" << Escape(title) << "</title>";
-  os << "<rect x=\"" << f.left << "\" y=\"" << f.top << "\" width=\"" << f.w() << "\" height=\"" << f.h()
-     << "\" class=\"plot\"/>";
-}
-
-void YAxis(std::ostringstream& os, const Frame& f, double lo, double hi, int ticks, const std::string& label,
-           bool log10_labels = false) {
-  for (int i = 0; i <= ticks; ++i) {
-    const double fy = double(i) / ticks;
-    const double v = lo + fy * (hi - lo);
-    const double y = f.Y(fy);
-    os << "<line x1=\"" << f.left << "\" x2=\"" << f.left + f.w() << "\" y1=\"" << y << "\" y2=\"" << y
-       << "\" class=\"grid\"/>";
-    os << "<text x=\"" << f.left - 5 << "\" y=\"" << y + 3.5 << "\" class=\"tick\" text-anchor=\"end\">"
-       << (log10_labels ? "1e-" + Fmt(v, 2) : Fmt(v, 3)) << "</text>";
-  }
-  os << "<text x=\"12\" y=\"" << f.top + f.h() / 2 << "\" class=\"axis\" transform=\"rotate(-90 12 "
-     << f.top + f.h() / 2 << ")\" text-anchor=\"middle\">" << Escape(label) << "</text>";
-}
-
-void XLabel(std::ostringstream& os, const Frame& f, const std::string& label) {
-  os << "<text x=\"" << f.left + f.w() / 2 << "\" y=\"" << f.height - 4 << "\" class=\"axis\" text-anchor=\"middle\">"
-     << Escape(label) << "</text>";
-}
+using html::Escape;
+using html::Fmt;
+using html::Frame;
+using html::OpenSvg;
+using html::StatusClass;
+using html::XLabel;
+using html::YAxis;
 
 std::optional<StoredBinning> FindBinning(const CaseResult& c, const std::string& name) {
   for (StoredBinning& b : StoredBinnings(c)) {
@@ -105,7 +50,7 @@ std::string PValueChart(const CampaignReport& r) {
   f.width = 900;
   f.height = 240;
   std::ostringstream os;
-  OpenSvg(os, f, "campaign p-values");
+  OpenSvg(os, f, "campaign p-values", "pvalues");
   YAxis(os, f, 0, top, ticks, "-log10 p");
   // Holm step: the i-th smallest p (0-based) is compared with alpha / (m - i).
   os << "<polyline class=\"threshold\" points=\"";
@@ -131,58 +76,135 @@ std::string PValueChart(const CampaignReport& r) {
   return os.str();
 }
 
-// Observed vs expected frequency of the head tokens (the most probable first), grouped bars.
+// A draw outside the kept set, as the support check lists it (support.tokens: the invalid marker -1 first, then
+// the tokens by count, the largest kept), with what else the list says of it (its reference probability, the
+// filter that drops it, ...: shown when present, whatever their names).
+struct Violation {
+  int32_t token = 0;  // -1: an invalid token
+  uint64_t count = 0;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+std::vector<Violation> Violations(const CaseResult& c) {
+  std::vector<Violation> out;
+  if (!c.checks.contains("support") || !c.checks["support"].is_object()) return out;
+  const nlohmann::json& support = c.checks["support"];
+  if (!support.contains("tokens") || !support["tokens"].is_array()) return out;
+  const nlohmann::json& tokens = support["tokens"];
+  for (const nlohmann::json& t : tokens) {
+    if (!t.is_object() || !t.contains("token") || !t.contains("count")) continue;
+    if (!t["token"].is_number_integer() || !t["count"].is_number_unsigned()) continue;
+    Violation v{t["token"].get<int32_t>(), t["count"].get<uint64_t>(), nlohmann::json::object()};
+    for (const auto& [key, value] : t.items()) {
+      if (key != "token" && key != "count") v.extra[key] = value;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string TokenName(int32_t token) { return token < 0 ? std::string("invalid") : std::to_string(token); }
+
+// A field of the report the page does not know by name: a number at 4 digits, a string, else its JSON.
+std::string ExtraValue(const nlohmann::json& v) {
+  if (v.is_number()) return Fmt(v.get<double>(), 4);
+  if (v.is_string()) return Escape(v.get<std::string>());
+  if (v.is_null()) return "-";
+  return Escape(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// Observed vs expected frequency of the head tokens (the most probable first), grouped bars; then the tokens drawn
+// outside the kept set, red bars at expected 0 in a shaded zone (each at least a few pixels high, with a marker
+// above it: one stray draw in a million is what the check is for).
 std::string HeadChart(const CaseResult& c) {
   const std::optional<StoredBinning> head = FindBinning(c, "head");
-  if (!head) return "";
+  const std::vector<Violation> violations = Violations(c);
   std::vector<size_t> cells;
-  for (size_t i = 0; i < head->cell_token.size(); ++i) {
-    if (head->cell_token[i] >= 0) cells.push_back(i);
-  }
-  if (cells.empty()) return "";
-  std::stable_sort(cells.begin(), cells.end(), [&](size_t a, size_t b) { return head->expected[a] > head->expected[b]; });
-  if (cells.size() > 32) cells.resize(32);
   double n = 0;
-  for (uint64_t o : head->observed) n += double(o);
-  if (n <= 0) return "";
+  if (head) {
+    for (size_t i = 0; i < head->cell_token.size(); ++i) {
+      if (head->cell_token[i] >= 0) cells.push_back(i);
+    }
+    std::stable_sort(cells.begin(), cells.end(),
+                     [&](size_t a, size_t b) { return head->expected[a] > head->expected[b]; });
+    for (uint64_t o : head->observed) n += double(o);
+  }
+  if (n <= 0) cells.clear();
+  const size_t max_kept = violations.empty() ? 32 : 24;
+  if (cells.size() > max_kept) cells.resize(max_kept);
+  if (cells.empty() && violations.empty()) return "";
+  const double draws = c.draws > 0 ? double(c.draws) : std::max(n, 1.0);
   double ymax = 0;
   for (size_t i : cells) ymax = std::max({ymax, head->expected[i], double(head->observed[i]) / n});
-  ymax *= 1.1;
+  for (const Violation& v : violations) ymax = std::max(ymax, double(v.count) / draws);
+  ymax = ymax > 0 ? ymax * 1.1 : 1.0;
   Frame f;
   f.bottom = 44;
+  if (!violations.empty()) f.top = 26;  // room above the plot for the legend and the zone's label
   std::ostringstream os;
-  OpenSvg(os, f, "head tokens: observed vs expected");
+  OpenSvg(os, f,
+          violations.empty() ? "head tokens: observed vs expected"
+                             : "head tokens and the tokens drawn outside the kept set",
+          "head");
   YAxis(os, f, 0, ymax, 4, "frequency");
-  const double slot = f.w() / double(cells.size());
+  const size_t slots = cells.size() + violations.size() + (cells.empty() || violations.empty() ? 0 : 1);
+  const double slot = f.w() / double(slots);
+  const double bw = std::max(1.0, slot * 0.38);
+  auto tick = [&](double tx, const std::string& label, bool viol) {
+    const double ty = f.Y(0) + 10;
+    os << "<text x=\"" << tx << "\" y=\"" << ty << "\" class=\"tick small" << (viol ? " viol-t" : "")
+       << "\" text-anchor=\"end\" transform=\"rotate(-45 " << tx << " " << ty << ")\">" << label << "</text>";
+  };
   for (size_t k = 0; k < cells.size(); ++k) {
     const size_t i = cells[k];
     const double e = head->expected[i];
     const double o = double(head->observed[i]) / n;
     const double x = f.left + k * slot;
-    const double bw = std::max(1.0, slot * 0.38);
     os << "<rect class=\"exp\" x=\"" << x + slot * 0.1 << "\" y=\"" << f.Y(e / ymax) << "\" width=\"" << bw
        << "\" height=\"" << f.Y(0) - f.Y(e / ymax) << "\"><title>token " << head->cell_token[i] << " expected "
        << Fmt(e, 6) << "</title></rect>";
     os << "<rect class=\"obs\" x=\"" << x + slot * 0.1 + bw << "\" y=\"" << f.Y(o / ymax) << "\" width=\"" << bw
        << "\" height=\"" << f.Y(0) - f.Y(o / ymax) << "\"><title>token " << head->cell_token[i] << " observed "
        << Fmt(o, 6) << " (" << head->observed[i] << ")</title></rect>";
-    if (cells.size() <= 32) {
-      const double tx = x + slot / 2;
-      const double ty = f.Y(0) + 10;
-      os << "<text x=\"" << tx << "\" y=\"" << ty << "\" class=\"tick small\" text-anchor=\"end\" transform=\"rotate(-45 "
-         << tx << " " << ty << ")\">" << head->cell_token[i] << "</text>";
+    tick(x + slot / 2, std::to_string(head->cell_token[i]), false);
+  }
+  if (!violations.empty()) {
+    const size_t first = slots - violations.size();
+    const double zone_x = f.left + first * slot;
+    os << "<rect class=\"viol-zone\" x=\"" << zone_x << "\" y=\"" << f.top << "\" width=\"" << f.left + f.w() - zone_x
+       << "\" height=\"" << f.h() << "\"/><text x=\"" << f.left + f.w() << "\" y=\"" << f.top - 6
+       << "\" class=\"tick viol-t\" text-anchor=\"end\">shaded: outside the kept set (expected 0)</text>";
+    for (size_t k = 0; k < violations.size(); ++k) {
+      const Violation& v = violations[k];
+      const double o = double(v.count) / draws;
+      const double x = f.left + (first + k) * slot;
+      const double h = std::max(3.0, f.Y(0) - f.Y(o / ymax));
+      os << "<rect class=\"viol\" data-violating-token=\"" << v.token << "\" data-count=\"" << v.count << "\" x=\""
+         << x + slot * 0.1 + bw << "\" y=\"" << f.Y(0) - h << "\" width=\"" << bw << "\" height=\"" << h
+         << "\"><title>token " << TokenName(v.token) << " outside the kept set: drawn " << v.count << "x (" << Fmt(o, 3)
+         << " of the draws), expected 0</title></rect>";
+      os << "<circle class=\"viol-mark\" cx=\"" << x + slot * 0.1 + 1.5 * bw << "\" cy=\"" << f.Y(0) - h - 5
+         << "\" r=\"2.6\"/>";
+      tick(x + slot / 2, TokenName(v.token), true);
     }
   }
-  os << "<rect x=\"" << f.X(0.70) << "\" y=\"" << f.top + 4 << "\" width=\"10\" height=\"10\" class=\"exp\"/>"
-     << "<text x=\"" << f.X(0.70) + 14 << "\" y=\"" << f.top + 13 << "\" class=\"tick\">expected</text>"
-     << "<rect x=\"" << f.X(0.85) << "\" y=\"" << f.top + 4 << "\" width=\"10\" height=\"10\" class=\"obs\"/>"
-     << "<text x=\"" << f.X(0.85) + 14 << "\" y=\"" << f.top + 13 << "\" class=\"tick\">observed</text>";
-  XLabel(os, f, "head tokens (most probable first; token ids)");
+  // The legend: inside the plot's top right, or above the plot when the shaded zone holds that corner.
+  const double lx = violations.empty() ? f.X(0.70) : f.left + 4;
+  const double ly = violations.empty() ? f.top + 4 : f.top - 15;
+  os << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"10\" height=\"10\" class=\"exp\"/>"
+     << "<text x=\"" << lx + 14 << "\" y=\"" << ly + 9 << "\" class=\"tick\">expected</text>"
+     << "<rect x=\"" << lx + 84 << "\" y=\"" << ly << "\" width=\"10\" height=\"10\" class=\"obs\"/>"
+     << "<text x=\"" << lx + 98 << "\" y=\"" << ly + 9 << "\" class=\"tick\">observed</text>";
+  XLabel(os, f,
+         violations.empty() ? "head tokens (most probable first; token ids)"
+                            : "head tokens (most probable first), then the " + std::to_string(violations.size()) +
+                                  " listed token(s) outside the kept set (red)");
   os << "</svg>";
   return os.str();
 }
 
-// Standardized residuals of the head tokens in p0-rank order, with the max-|z| threshold.
+// Standardized residuals of the head tokens in p0-rank order, with the max-|z| threshold; a token drawn outside the
+// kept set has no finite z (expected 0): a red bar to the edge at the right.
 std::string ResidualChart(const CaseResult& c) {
   const std::optional<StoredBinning> head = FindBinning(c, "head");
   const double threshold = StoredMaxAbsZTest(c).threshold;
@@ -192,6 +214,7 @@ std::string ResidualChart(const CaseResult& c) {
     if (head->cell_token[i] >= 0) cells.push_back(i);
   }
   if (cells.empty()) return "";
+  const std::vector<Violation> violations = Violations(c);
   std::stable_sort(cells.begin(), cells.end(), [&](size_t a, size_t b) { return head->expected[a] > head->expected[b]; });
   double n = 0;
   for (uint64_t o : head->observed) n += double(o);
@@ -206,9 +229,9 @@ std::string ResidualChart(const CaseResult& c) {
   zmax = std::ceil(zmax * 1.1);
   Frame f;
   std::ostringstream os;
-  OpenSvg(os, f, "head residuals");
+  OpenSvg(os, f, "head residuals", "residuals");
   YAxis(os, f, -zmax, zmax, 4, "z");
-  const double slot = f.w() / double(z.size());
+  const double slot = f.w() / double(z.size() + violations.size());
   for (double t : {threshold, -threshold}) {
     if (t == 0) continue;
     const double y = f.Y((t + zmax) / (2 * zmax));
@@ -224,8 +247,17 @@ std::string ResidualChart(const CaseResult& c) {
        << std::max(0.5, std::fabs(y - y0)) << "\"><title>token " << head->cell_token[cells[k]] << ": z = "
        << Fmt(z[k]) << "</title></rect>";
   }
-  XLabel(os, f, std::to_string(z.size()) + " head tokens by p0 rank; dashed: max-|z| threshold " +
-                    Fmt(threshold));
+  for (size_t k = 0; k < violations.size(); ++k) {
+    os << "<rect class=\"viol\" data-violating-token=\"" << violations[k].token << "\" x=\""
+       << f.left + (z.size() + k) * slot + slot * 0.1 << "\" y=\"" << f.top << "\" width=\""
+       << std::max(1.5, slot * 0.8) << "\" height=\"" << y0 - f.top << "\"><title>token "
+       << TokenName(violations[k].token) << " outside the kept set (" << violations[k].count
+       << " draws, expected 0): z infinite</title></rect>";
+  }
+  XLabel(os, f,
+         std::to_string(z.size()) + " head tokens by p0 rank" +
+             (violations.empty() ? std::string() : ", then " + std::to_string(violations.size()) + " outside (red)") +
+             "; dashed: max-|z| threshold " + Fmt(threshold));
   os << "</svg>";
   return os.str();
 }
@@ -252,7 +284,7 @@ std::string TailChart(const CaseResult& c) {
   auto fy = [&](double v) { return (std::clamp(v, lo, hi) - lo) / (hi - lo); };
   Frame f;
   std::ostringstream os;
-  OpenSvg(os, f, "tail bins");
+  OpenSvg(os, f, "tail bins", "tail");
   YAxis(os, f, lo, hi, 4, "observed / expected");
   os << "<polygon class=\"band\" points=\"";
   for (size_t i = 0; i < k; ++i) os << f.X((i + 0.5) / k) << "," << f.Y(fy(1 + band[i])) << " ";
@@ -275,54 +307,13 @@ std::string TailChart(const CaseResult& c) {
   return os.str();
 }
 
-constexpr char kCss[] = R"css(
-:root { --pass:#1a7f37; --fail:#cf222e; --skip:#9a6700; --ink:#1f2328; --muted:#656d76; --line:#d0d7de; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink); margin: 0;
-       background: #f6f8fa; }
-header { background: #fff; border-bottom: 1px solid var(--line); padding: 18px 28px; }
-main { padding: 18px 28px 40px; max-width: 1280px; }
-h1 { font-size: 22px; margin: 0 0 8px; } h2 { font-size: 17px; margin: 26px 0 10px; }
-h3 { font-size: 14px; margin: 14px 0 6px; }
-.badge { display: inline-block; padding: 2px 12px; border-radius: 12px; color: #fff; font-weight: 600;
-         font-size: 14px; vertical-align: middle; margin-left: 10px; }
-.badge.pass { background: var(--pass); } .badge.fail { background: var(--fail); }
-.meta { display: grid; grid-template-columns: max-content 1fr max-content 1fr; gap: 3px 16px; font-size: 13px; }
-.meta dt { color: var(--muted); } .meta dd { margin: 0; font-family: ui-monospace, Menlo, monospace; }
-.counts span { margin-right: 16px; font-weight: 600; }
-.pass-t { color: var(--pass); } .fail-t { color: var(--fail); } .skip-t { color: var(--skip); }
-table { border-collapse: collapse; background: #fff; width: 100%; font-size: 12.5px; }
-th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
-th { background: #f0f3f6; font-weight: 600; }
-td.num { text-align: right; font-family: ui-monospace, Menlo, monospace; white-space: nowrap; }
-tr.fail td:first-child { border-left: 4px solid var(--fail); } tr.skip td:first-child { border-left: 4px solid var(--skip); }
-tr.pass td:first-child { border-left: 4px solid var(--pass); }
-.st { font-weight: 600; text-transform: uppercase; font-size: 11px; }
-.st.pass { color: var(--pass); } .st.fail { color: var(--fail); } .st.skip { color: var(--skip); }
-details.case { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: 10px 0; padding: 6px 12px; }
-details.case summary { cursor: pointer; font-weight: 600; }
-details.case.fail { border-left: 5px solid var(--fail); } details.case.skip { border-left: 5px solid var(--skip); }
-details.case.pass { border-left: 5px solid var(--pass); }
-.reason { color: var(--fail); margin: 6px 0; } .skip .reason { color: var(--skip); }
-.charts { display: flex; flex-wrap: wrap; gap: 10px; }
-.chart { background: #fff; max-width: 100%; height: auto; }
-.plot { fill: #fbfcfd; stroke: var(--line); } .grid { stroke: #eaeef2; } .tick { font-size: 10px; fill: var(--muted); }
-.tick.small { font-size: 8.5px; } .axis { font-size: 11px; fill: var(--muted); }
-.exp { fill: #8c959f; } .obs { fill: #0969da; } .res { fill: #0969da; } .res-out { fill: var(--fail); }
-.threshold { fill: none; stroke: var(--fail); stroke-dasharray: 5 3; stroke-width: 1.2; } .thr { fill: var(--fail); }
-.dot { fill: #0969da; } .dot-fail { fill: var(--fail); } .band { fill: #0969da; fill-opacity: 0.12; }
-.unity { stroke: #8c959f; } .ratio { fill: none; stroke: #0969da; stroke-width: 1; }
-.muted { color: var(--muted); } code { font-family: ui-monospace, Menlo, monospace; font-size: 12px; }
-.kv { font-size: 12.5px; margin: 4px 0; } .kv b { font-weight: 600; }
-)css";
-
-void CaseRow(std::ostringstream& os, const CaseResult& c) {
-  os << "<tr class=\"" << StatusClass(c.status) << "\"><td><a href=\"#case-" << Escape(c.name) << "\">"
-     << Escape(c.name) << "</a></td><td class=\"st " << StatusClass(c.status) << "\">" << CaseStatusName(c.status)
-     << "</td><td>" << Escape(DescribeRowSpec(c.row)) << "</td><td><code>" << Escape(DescribeParams(c.params))
-     << "</code></td>";
+void CaseRow(std::ostringstream& os, const CampaignReport& r, const CaseResult& c) {
+  os << "<tr class=\"" << StatusClass(c.status) << "\" data-case=\"" << Escape(c.name) << "\"><td><a href=\"#case-"
+     << Escape(c.name) << "\">" << Escape(c.name) << "</a></td><td class=\"st " << StatusClass(c.status) << "\">"
+     << CaseStatusName(c.status) << "</td><td class=\"why\">" << Escape(html::CaseReason(r, c)) << "</td><td>"
+     << Escape(DescribeRowSpec(c.row)) << "</td><td><code>" << Escape(DescribeParams(c.params)) << "</code></td>";
   if (c.status == CaseStatus::kSkipped) {
-    os << "<td colspan=\"7\" class=\"muted\">" << Escape(c.reason) << "</td></tr>";
+    os << "<td colspan=\"7\" class=\"muted\">not judged</td></tr>";
     return;
   }
   os << "<td class=\"num\">" << c.kept << " / " << c.vocab << "</td><td class=\"num\">" << FormatCount(double(c.draws))
@@ -336,18 +327,85 @@ using CheckSection = std::string (*)(const CaseResult& c);
 
 std::string PearsonSection(const CaseResult& c) { return "<div class=\"charts\">" + HeadChart(c) + TailChart(c) + "</div>"; }
 
+// The violating rows of a table of tokens: observed draws, expected 0, and what the support check lists beside
+// them, in the columns `extra_columns` (their union over the list).
+void ViolationRows(std::ostringstream& os, const std::vector<Violation>& violations, const CaseResult& c,
+                   const std::vector<std::string>& extra_columns, bool z_column) {
+  for (const Violation& v : violations) {
+    os << "<tr class=\"viol\" data-violating-token=\"" << v.token << "\"><td class=\"num\">" << TokenName(v.token)
+       << "</td><td class=\"num\">" << v.count << "</td><td class=\"num\">0</td>";
+    if (z_column) {
+      os << "<td>outside the kept set</td>";
+    } else {
+      os << "<td class=\"num\">" << (c.draws ? Fmt(double(v.count) / double(c.draws)) : std::string("-")) << "</td>";
+    }
+    for (const std::string& key : extra_columns) {
+      os << "<td class=\"num\">" << (v.extra.contains(key) ? ExtraValue(v.extra[key]) : std::string("-")) << "</td>";
+    }
+    os << "</tr>";
+  }
+}
+
+// The fields beside token and count in the support check's list: their union, by name (the JSON's order).
+std::vector<std::string> ExtraColumns(const std::vector<Violation>& violations) {
+  std::vector<std::string> keys;
+  for (const Violation& v : violations) {
+    for (const auto& [key, value] : v.extra.items()) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
+  }
+  return keys;
+}
+
 std::string MaxAbsZSection(const CaseResult& c) {
   const StoredMaxAbsZ mz = StoredMaxAbsZTest(c);
+  const std::vector<Violation> violations = Violations(c);
   std::ostringstream os;
   os << "<div class=\"charts\">" << ResidualChart(c) << "</div>";
-  if (!mz.top_residuals.empty()) {
-    os << "<h3>Largest residuals (head tokens)</h3><table style=\"width:auto\"><tr><th>token</th><th>observed</th>"
-          "<th>expected</th><th>z</th></tr>";
+  if (!mz.top_residuals.empty() || !violations.empty()) {
+    os << "<h3>Largest residuals (head tokens"
+       << (violations.empty() ? "" : "; first, in red, the tokens drawn outside the kept set") << ")</h3>"
+       << "<table style=\"width:auto\" class=\"residuals\"><tr><th>token</th><th>observed</th><th>expected</th>"
+          "<th>z</th></tr>";
+    ViolationRows(os, violations, c, {}, true);
     for (const StoredResidual& r : mz.top_residuals) {
       os << "<tr><td class=\"num\">" << r.token << "</td><td class=\"num\">" << r.observed << "</td><td class=\"num\">"
          << Fmt(r.expected, 7) << "</td><td class=\"num\">" << Fmt(r.z) << "</td></tr>";
     }
     os << "</table>";
+  }
+  return os.str();
+}
+
+// The draws outside the kept set: every token the support check lists, its draws and share, and the fields the
+// list carries beside them (the reference's probability of the token, the filter that drops it, ...) when present.
+std::string SupportSection(const CaseResult& c) {
+  const std::vector<Violation> violations = Violations(c);
+  if (violations.empty()) return "";
+  const nlohmann::json& s = c.checks["support"];
+  const uint64_t total =
+      s.contains("violations") && s["violations"].is_number_unsigned() ? s["violations"].get<uint64_t>() : 0;
+  uint64_t listed = 0;
+  for (const Violation& v : violations) listed += v.count;
+  const std::vector<std::string> extra = ExtraColumns(violations);
+  std::ostringstream os;
+  os << "<h3 class=\"viol-title\">Draws outside the kept set: " << total << " of " << FormatCount(double(c.draws))
+     << " (kept set " << c.kept << " of " << c.vocab << " tokens)</h3>";
+  std::string others;
+  for (const auto& [key, value] : s.items()) {
+    if (key == "violations" || key == "invalid_draws" || key == "tokens" || key == "sampler_error") continue;
+    others += " &middot; <b>" + Escape(key) + "</b> " + ExtraValue(value);
+  }
+  if (!others.empty()) os << "<div class=\"kv\">" << others.substr(std::string(" &middot; ").size()) << "</div>";
+  os << "<table style=\"width:auto\" class=\"support-violations\"><tr><th>token</th><th>draws</th><th>expected</th>"
+        "<th>share of draws</th>";
+  for (const std::string& key : extra) os << "<th>" << Escape(key) << "</th>";
+  os << "</tr>";
+  ViolationRows(os, violations, c, extra, false);
+  os << "</table>";
+  if (listed < total) {
+    os << "<div class=\"muted\">The report lists the " << violations.size() << " tokens drawn most often (" << listed
+       << " of the " << total << " violating draws).</div>";
   }
   return os.str();
 }
@@ -382,20 +440,23 @@ std::string EquivalenceSection(const CaseResult& c) {
 }
 
 CheckSection SectionOf(std::string_view check) {
+  if (check == "support") return SupportSection;
   if (check == "pearson") return PearsonSection;
   if (check == "max-abs-z") return MaxAbsZSection;
   if (check == "equivalence") return EquivalenceSection;
   return nullptr;
 }
 
-void CaseDetails(std::ostringstream& os, const CaseResult& c) {
+void CaseDetails(std::ostringstream& os, const CampaignReport& r, const CaseResult& c) {
   const bool open = c.status == CaseStatus::kFail || c.status == CaseStatus::kError;
   os << "<details class=\"case " << StatusClass(c.status) << "\" id=\"case-" << Escape(c.name) << "\""
      << (open ? " open" : "") << "><summary>" << Escape(c.name) << " &mdash; <span class=\"st "
      << StatusClass(c.status) << "\">" << CaseStatusName(c.status) << "</span> <span class=\"muted\">"
      << Escape(DescribeRowSpec(c.row)) << ", " << Escape(DescribeParams(c.params)) << ", profile "
      << Escape(c.profile) << "</span></summary>";
-  if (!c.reason.empty()) os << "<div class=\"reason\">" << Escape(c.reason) << "</div>";
+  if (const std::string why = html::CaseReason(r, c); !why.empty()) {
+    os << "<div class=\"reason\">" << Escape(why) << "</div>";
+  }
   os << "<div class=\"kv\"><b>draws</b> " << c.draws << " (planned " << c.planned_draws << ", cap " << c.max_draws
      << ") &middot; <b>power</b> at TV " << Fmt(c.tv) << ": " << Fmt(c.achieved_power) << " &middot; <b>alpha/test</b> "
      << Fmt(c.alpha_plan) << " &middot; <b>kept</b> " << c.kept << " of " << c.vocab
@@ -420,20 +481,125 @@ void CaseDetails(std::ostringstream& os, const CaseResult& c) {
     return;
   }
   // Every outcome of every check, generically: hard checks first in the table as the checks gave them.
-  os << "<table style=\"width:auto\"><tr><th>check</th><th>test</th><th>statistic</th><th>p</th><th>finding</th></tr>";
-  for (const CheckOutcome& o : c.outcomes) {
-    const bool hard = o.kind == CheckOutcome::Kind::kHard;
-    os << "<tr" << (o.Fails() ? " class=\"fail\"" : "") << "><td>" << Escape(o.check) << "</td><td>" << Escape(o.test)
-       << "</td><td class=\"num\">" << (hard ? std::to_string(o.violations) : Fmt(o.statistic, 5))
-       << "</td><td class=\"num\">" << (hard ? std::string(o.Fails() ? "fail" : "pass") : Fmt(o.p_value))
-       << "</td><td>" << Escape(o.finding) << "</td></tr>";
+  os << html::OutcomesTable(c);
+  if (c.tests == 0) {
+    os << "<div class=\"muted\">"
+       << (c.kept == 1 ? "One kept token: support check only (no goodness of fit)."
+                       : "No goodness-of-fit test ran on this case: its hard checks judge it.")
+       << "</div>";
   }
-  os << "</table>";
-  if (c.tests == 0) os << "<div class=\"muted\">One kept token: support check only (no goodness of fit).</div>";
   for (const auto& check : CaseChecks()) {
     if (CheckSection section = SectionOf(check->Name())) os << section(c);
   }
   os << "</details>";
+}
+
+// ---- speculative decoding (run --verifier): the requests, their acceptance by position, their hard checks -----
+
+struct SpecPosition {
+  const CaseResult* c;
+  double position, reached, rejected, beta, p;  // NaN where the report lacks the field
+};
+struct SpecRequest {
+  std::string name;
+  std::vector<SpecPosition> positions;
+  const CaseResult* length = nullptr;
+  CaseStatus worst = CaseStatus::kPass;
+};
+
+// The requests of a spec report, in report order: its judged cases "<request>/pos<j>", "/res<j>", "/length".
+std::vector<SpecRequest> SpecRequests(const CampaignReport& r) {
+  std::vector<SpecRequest> out;
+  for (const CaseResult& c : r.cases) {
+    const size_t slash = c.name.rfind('/');
+    const std::string request = slash == std::string::npos ? c.name : c.name.substr(0, slash);
+    auto it = std::find_if(out.begin(), out.end(), [&](const SpecRequest& q) { return q.name == request; });
+    if (it == out.end()) it = out.insert(out.end(), SpecRequest{request, {}, nullptr, CaseStatus::kPass});
+    if (c.status == CaseStatus::kFail || c.status == CaseStatus::kError) it->worst = CaseStatus::kFail;
+    if (c.status == CaseStatus::kSkipped && it->worst == CaseStatus::kPass) it->worst = CaseStatus::kSkipped;
+    if (c.name.size() >= 7 && c.name.compare(c.name.size() - 7, 7, "/length") == 0) it->length = &c;
+    const nlohmann::json* s = html::ObjectAt(&c.checks, "spec_rejection");
+    if (s == nullptr) continue;
+    it->positions.push_back({&c, html::NumberAt(s, "position"), html::NumberAt(s, "reached"),
+                             html::NumberAt(s, "rejected"), html::NumberAt(s, "beta"), html::NumberAt(s, "p_value")});
+  }
+  return out;
+}
+
+double Acceptance(const SpecPosition& q) { return q.reached > 0 ? 1.0 - q.rejected / q.reached : std::nan(""); }
+
+// Observed acceptance per position (dots; red where the case failed) against beta_j (grey bars), every request in
+// turn.
+std::string AcceptanceChart(const std::vector<SpecRequest>& requests) {
+  size_t m = 0;
+  for (const SpecRequest& q : requests) m += q.positions.size();
+  if (m == 0) return "";
+  Frame f;
+  f.width = 900;
+  f.height = 240;
+  f.bottom = 60;
+  std::ostringstream os;
+  OpenSvg(os, f, "acceptance by position", "acceptance");
+  YAxis(os, f, 0, 1, 4, "acceptance");
+  const double slot = f.w() / double(m);
+  size_t k = 0;
+  for (const SpecRequest& q : requests) {
+    const size_t first = k;
+    for (const SpecPosition& p : q.positions) {
+      const double x = f.left + k * slot;
+      const double a = Acceptance(p);
+      const bool fail = p.c->status == CaseStatus::kFail || p.c->status == CaseStatus::kError;
+      os << "<rect class=\"exp\" x=\"" << x + slot * 0.15 << "\" y=\"" << f.Y(p.beta) << "\" width=\"" << slot * 0.7
+         << "\" height=\"" << f.Y(0) - f.Y(p.beta) << "\"><title>" << Escape(p.c->name) << ": beta " << Fmt(p.beta, 4)
+         << "</title></rect>";
+      if (!std::isnan(a)) {
+        os << "<circle class=\"" << (fail ? "dot-fail" : "dot") << "\" data-case=\"" << Escape(p.c->name) << "\" cx=\""
+           << x + slot / 2 << "\" cy=\"" << f.Y(a) << "\" r=\"3.2\"><title>" << Escape(p.c->name) << ": accepted "
+           << Fmt(a, 4) << " of " << FormatCount(p.reached) << " reaching (expected " << Fmt(p.beta, 4)
+           << ", p = " << Fmt(p.p) << ")</title></circle>";
+      }
+      ++k;
+    }
+    const double tx = f.left + (first + k) * slot / 2;
+    const double ty = f.Y(0) + 10;
+    os << "<text x=\"" << tx << "\" y=\"" << ty << "\" class=\"tick small\" text-anchor=\"end\" transform=\"rotate(-30 "
+       << tx << " " << ty << ")\">" << Escape(q.name) << "</text>";
+  }
+  XLabel(os, f, "positions 1..g of each request; grey: beta_j = sum min(p_j, q_j); dots: observed acceptance");
+  os << "</svg>";
+  return os.str();
+}
+
+std::string SpecSection(const CampaignReport& r) {
+  const std::vector<SpecRequest> requests = SpecRequests(r);
+  std::ostringstream os;
+  os << "<h2>Speculative requests</h2><div class=\"charts\">" << AcceptanceChart(requests) << "</div>";
+  os << "<table class=\"spec-requests\"><tr><th>request</th><th>status</th><th>acceptance by position: observed / "
+        "beta (p)</th><th>trials</th><th>structure</th><th>determinism</th><th>batch invariance</th>"
+        "<th>scripted probes</th></tr>";
+  for (const SpecRequest& q : requests) {
+    os << "<tr class=\"" << StatusClass(q.worst) << "\"><td>" << Escape(q.name) << "</td><td class=\"st "
+       << StatusClass(q.worst) << "\">" << CaseStatusName(q.worst) << "</td><td>";
+    for (const SpecPosition& p : q.positions) {
+      os << "<span" << (p.c->status == CaseStatus::kFail ? " class=\"fail-t\"" : "") << ">" << Fmt(p.position) << ": "
+         << Fmt(Acceptance(p), 3) << " / " << Fmt(p.beta, 3) << " (" << Fmt(p.p, 2) << ")</span> ";
+    }
+    os << "</td><td class=\"num\">"
+       << (q.positions.empty() ? std::string("-") : FormatCount(q.positions.front().reached)) << "</td>";
+    for (const char* key : {"spec_structure", "spec_determinism", "spec_batch_invariance", "spec_scripted"}) {
+      const nlohmann::json* f = q.length != nullptr ? html::ObjectAt(&q.length->checks, key) : nullptr;
+      if (f == nullptr) {
+        os << "<td class=\"muted\">-</td>";
+        continue;
+      }
+      const bool bad = html::NumberAt(f, "violations") > 0;
+      os << "<td class=\"num" << (bad ? " fail-t" : "") << "\">" << html::CountAt(f, "violations") << " of "
+         << html::CountAt(f, "compared") << "</td>";
+    }
+    os << "</tr>";
+  }
+  os << "</table>";
+  return os.str();
 }
 
 }  // namespace
@@ -441,59 +607,43 @@ void CaseDetails(std::ostringstream& os, const CaseResult& c) {
 std::string RenderHtmlReport(const CampaignReport& r) {
   std::ostringstream os;
   const bool pass = r.Passed();
-  uint64_t draws = 0;
-  for (const auto& c : r.cases) draws += c.status == CaseStatus::kSkipped ? 0 : c.draws;
+  const html::ReportLayout layout = html::LayoutOf(r);
+  const char* kind = layout == html::ReportLayout::kReplay        ? "replay report"
+                     : layout == html::ReportLayout::kSpeculative ? "speculative-decoding report"
+                                                                  : "report";
   os << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>samplecheck: " << Escape(r.suite)
-     << " / " << Escape(r.sampler) << " &mdash; " << (pass ? "PASS" : "FAIL") << "</title><style>" << kCss
-     << "</style></head><body><header><h1>samplecheck report: " << Escape(r.suite) << " on " << Escape(r.sampler)
-     << "<span class=\"badge " << (pass ? "pass" : "fail") << "\">" << (pass ? "PASS" : "FAIL") << "</span></h1>";
-  os << "<div class=\"counts\"><span>" << r.cases.size() << " cases</span><span class=\"pass-t\">"
-     << r.Count(CaseStatus::kPass) << " pass</span><span class=\"fail-t\">" << r.Count(CaseStatus::kFail)
-     << " fail</span><span class=\"skip-t\">" << r.Count(CaseStatus::kSkipped) << " skipped</span>"
-     << (r.Count(CaseStatus::kError)
-             ? "<span class=\"fail-t\">" + std::to_string(r.Count(CaseStatus::kError)) + " error</span>"
-             : std::string())
-     << "<span class=\"muted\">" << FormatCount(double(draws)) << " draws in " << Fmt(r.seconds) << " s</span></div>";
-  os << "<dl class=\"meta\"><dt>sampler</dt><dd>" << Escape(r.sampler) << " (<code>" << Escape(r.sampler_spec)
-     << "</code>)</dd><dt>judged profile</dt><dd>" << Escape(r.profile) << "</dd><dt>suite</dt><dd>"
-     << Escape(r.suite_source) << "</dd><dt>seed</dt><dd>" << r.seed
-     << (r.draw_seed != r.seed ? " (draws " + std::to_string(r.draw_seed) + ")" : std::string())
-     << "</dd><dt>alpha (Holm)</dt><dd>" << Fmt(r.alpha) << "</dd><dt>TV / power</dt><dd>" << Fmt(r.tv) << " / "
-     << Fmt(r.power) << "</dd>"
-     << (r.budget_seconds > 0 ? "<dt>time budget</dt><dd>" + Fmt(r.budget_seconds) + " s at " +
-                                    FormatCount(r.measured_draws_per_second) + " draws/s: " +
-                                    (r.full_power ? "every row case at its planned draws" : "draws capped") + "</dd>"
-                              : std::string())
-     << (r.equivalence_eps > 0
-             ? "<dt>equivalence</dt><dd>every case within TV " + Fmt(r.equivalence_eps) +
-                   (r.equivalence_chi2_eps > 0 ? " and chi&sup2; divergence " + Fmt(r.equivalence_chi2_eps)
-                                               : std::string()) +
-                   " (upper confidence bounds)</dd>"
-             : std::string())
-     << "<dt>machine</dt><dd>" << Escape(r.machine.hostname) << ", " << Escape(r.machine.cpu) << ", " << r.machine.cores
-     << " cores</dd><dt>GPU</dt><dd>" << Escape(r.gpu.value_or("none")) << "</dd><dt>git</dt><dd>"
-     << Escape(r.git_revision.value_or("unknown")) << "</dd><dt>started</dt><dd>" << Escape(r.started)
-     << "</dd><dt>version</dt><dd>" << Escape(r.samplecheck_version) << "</dd><dt>command</dt><dd>"
-     << Escape(r.command_line) << "</dd></dl></header><main>";
-  os << "<h2>Campaign p-values</h2>" << PValueChart(r);
-  os << "<h2>Cases</h2><table><tr><th>case</th><th>status</th><th>row</th><th>params</th><th>kept / V</th>"
-        "<th>draws</th><th>power</th><th>hard failures</th><th>tests</th><th>p</th><th>Holm p</th></tr>";
-  // Failures first, then skipped, then passes, each in suite order.
-  for (CaseStatus s : {CaseStatus::kFail, CaseStatus::kError, CaseStatus::kSkipped, CaseStatus::kPass}) {
-    for (const auto& c : r.cases) {
-      if (c.status == s) CaseRow(os, c);
+     << " / " << Escape(r.sampler) << " &mdash; " << (pass ? "PASS" : "FAIL") << "</title><style>" << html::kCss
+     << "</style></head><body data-layout=\""
+     << (layout == html::ReportLayout::kReplay        ? "replay"
+         : layout == html::ReportLayout::kSpeculative ? "speculative"
+                                                      : "sampler")
+     << "\">" << html::PageHeader(r, kind) << "<main>";
+  if (layout == html::ReportLayout::kReplay) {
+    os << html::ReplayBody(r);
+  } else {
+    if (layout == html::ReportLayout::kSpeculative) os << SpecSection(r);
+    os << "<h2>Campaign p-values</h2>" << PValueChart(r);
+    os << "<h2>Cases</h2><table class=\"cases\"><tr><th>case</th><th>status</th><th>reason</th><th>row</th>"
+          "<th>params</th><th>kept / V</th><th>draws</th><th>power</th><th>hard failures</th><th>tests</th><th>p</th>"
+          "<th>Holm p</th></tr>";
+    // Failures first, then skipped, then passes, each in suite order.
+    for (CaseStatus s : {CaseStatus::kFail, CaseStatus::kError, CaseStatus::kSkipped, CaseStatus::kPass}) {
+      for (const auto& c : r.cases) {
+        if (c.status == s) CaseRow(os, r, c);
+      }
     }
-  }
-  os << "</table><h2>Case details</h2>";
-  for (CaseStatus s : {CaseStatus::kFail, CaseStatus::kError, CaseStatus::kSkipped, CaseStatus::kPass}) {
-    for (const auto& c : r.cases) {
-      if (c.status == s) CaseDetails(os, c);
+    os << "</table><h2>Case details</h2>";
+    for (CaseStatus s : {CaseStatus::kFail, CaseStatus::kError, CaseStatus::kSkipped, CaseStatus::kPass}) {
+      for (const auto& c : r.cases) {
+        if (c.status == s) CaseDetails(os, r, c);
+      }
     }
+    os << "<p class=\"muted\">Schema " << Escape(r.schema)
+       << ". Pearson X&sup2; gates each binning (head, tail, hash; cells from p0 only, expected &ge; 10); a case's p "
+          "is Bonferroni over its tests, the campaign applies Holm at alpha. Any draw outside the kept set fails its "
+          "case regardless of p-values. See docs/report-format.md and docs/campaigns.md.</p>";
   }
-  os << "<p class=\"muted\">Schema " << Escape(r.schema)
-     << ". Pearson X&sup2; gates each binning (head, tail, hash; cells from p0 only, expected &ge; 10); a case's p is "
-        "Bonferroni over its tests, the campaign applies Holm at alpha. Any draw outside the kept set fails its case "
-        "regardless of p-values. See docs/report-format.md and docs/campaigns.md.</p></main></body></html>\n";
+  os << "</main></body></html>\n";
   return os.str();
 }
 

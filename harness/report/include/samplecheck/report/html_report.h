@@ -1,8 +1,11 @@
 // The self-contained HTML report of a campaign: one file, inline CSS and SVG, no script, no external asset, so
-// it can be attached to a CI run or mailed. Contents: the verdict and run metadata; the campaign's p-values
-// against the Holm thresholds; a table of the cases; per case, observed vs expected frequencies of the head
-// tokens, their standardized residuals against the max-|z| threshold, the observed/expected ratio of the tail
-// bins with +-3 sigma bands, the largest residuals and any support violation.
+// it can be attached to a CI run or mailed. Contents (docs/report-format.md "HTML"): the verdict with its reasons
+// and the flags it was reached under, and the run metadata; then the layout of the report's kind. Sampler and
+// speculative reports: the campaign's p-values against the Holm thresholds (speculative: the acceptance by
+// position first); a table of the cases with their reasons; per case, observed vs expected frequencies of the
+// head tokens and the tokens drawn outside the kept set, the standardized residuals against the max-|z|
+// threshold, the observed/expected ratio of the tail bins with +-3 sigma bands, the largest residuals and the
+// support violations. Replay reports: the aggregate, the per-row logprob error, the rows and their details.
 #pragma once
 
 #include <filesystem>
