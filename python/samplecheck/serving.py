@@ -2,12 +2,13 @@
 
     def sample(logits, params):          # logits [rows, vocab] float32; params: per-row columns (BatchParams)
         ...                              # -> one integer token per row, -1 for a row that cannot be sampled
-    samplecheck.serve(sample, name="my-engine", profile="vllm", device="cuda")
+    samplecheck.serve(sample, name="my-engine", profile="vllm")      # device="auto": cuda when torch sees a GPU
 
 Every message type is one entry of Sampler.HANDLERS; the capability bits follow from the callables given. A callable
 that raises, or returns the wrong shape, dtype or a token out of range, is answered with an ERROR naming it (the
 traceback's last line for an exception; the whole traceback goes to stderr) and serving goes on.
 """
+import inspect
 import math
 import os
 import sys
@@ -15,8 +16,8 @@ import traceback
 
 from . import protocol as P
 from .protocol import SamplerError
-from .tensors import BatchParams, SamplingParams, tally, float_matrix, int_list, lanes_for, make_backend, \
-    matrix_f32, tokens_in_range
+from .tensors import TENSOR_KINDS, BatchParams, SamplingParams, tally, check_device, float_matrix, int_list, \
+    lanes_for, make_backend, matrix_f32, tokens_in_range
 
 _U64_MASK = (1 << 64) - 1
 
@@ -71,13 +72,15 @@ class Sampler:
                                            sampler's semantics reject; called for every row before any draw
 
     name and profile are the HELLO's (reports show `process:<name>`); tensors "torch" | "numpy" | "python" | "auto"
-    and device choose what the callables get; nondeterministic sets the capability bit 4 (same seed and offset may
-    give other tokens); verify_scripted says verify honours call.uniforms (bit 16); lanes overrides L(V)
-    (a function of the vocabulary: calls per window of a COUNT); labels says logprobs takes LOGPROBS_BATCH's labels
-    (bit 128: a trainer with a label guard)."""
+    and device choose what the callables get (device "auto": cuda when torch sees a GPU, else cpu; another device
+    that is not usable here, "cuda" on a machine without one, is a ValueError at construction naming it and what
+    is available, and serve() answers the HELLO with it: samplecheck says "cannot serve"); nondeterministic sets
+    the capability bit 4 (same seed and offset may give other tokens); verify_scripted says verify honours
+    call.uniforms (bit 16); lanes overrides L(V) (a function of the vocabulary: calls per window of a COUNT); labels
+    says logprobs takes LOGPROBS_BATCH's labels (bit 128: a trainer with a label guard)."""
 
     def __init__(self, sample=None, *, verify=None, logprobs=None, count=None, validate=None, name="python",
-                 profile="", tensors="auto", device=None, nondeterministic=False, verify_scripted=False, lanes=None,
+                 profile="", tensors="auto", device="auto", nondeterministic=False, verify_scripted=False, lanes=None,
                  labels=False):
         if sample is None and verify is None and logprobs is None and not callable(count):
             raise ValueError("samplecheck.Sampler needs at least one of sample, verify, logprobs, count")
@@ -86,6 +89,9 @@ class Sampler:
                 raise TypeError("%s=%r is not callable" % (label, fn))
         if count is not None and count is not False and not callable(count):
             raise TypeError("count=%r: give a callable, or False to leave COUNT to the harness" % (count,))
+        if tensors not in TENSOR_KINDS:
+            raise ValueError("tensors=%r: use %s" % (tensors, ", ".join(repr(k) for k in TENSOR_KINDS)))
+        check_device(tensors, device)
         self.sample, self.verify, self.logprobs, self.validate = sample, verify, logprobs, validate
         self.count = count
         self.name, self.profile = name, profile
@@ -399,14 +405,31 @@ def serve_streams(sampler, stdin=None, stdout=None):
             restore()
 
 
-def serve(sample=None, **options):
-    """Serves a sampler made of callables (see Sampler) on stdin/stdout, or `stdin=`/`stdout=` binary streams, until
-    BYE; returns the exit code. `sample` may also be a Sampler."""
-    stdin, stdout = options.pop("stdin", None), options.pop("stdout", None)
-    sampler = sample if isinstance(sample, Sampler) else Sampler(sample, **options)
-    if isinstance(sample, Sampler) and options:
-        raise TypeError("serve(Sampler, ...) takes no sampler options: %s" % ", ".join(sorted(options)))
+def serve(sample=None, *, verify=None, logprobs=None, count=None, validate=None, name="python", profile="",
+          tensors="auto", device="auto", nondeterministic=False, verify_scripted=False, lanes=None, labels=False,
+          stdin=None, stdout=None):
+    """Serves a sampler made of callables (the options are Sampler's) on stdin/stdout, or `stdin=`/`stdout=` binary
+    streams, until BYE; returns the exit code. `sample` may also be a Sampler (then no other option is given). An
+    option that cannot serve here (device="cuda" without a GPU) answers the HELLO with ERROR (cannot_serve): exit 1,
+    and samplecheck reports "cannot serve: device='cuda': ..." at start."""
+    options = dict(verify=verify, logprobs=logprobs, count=count, validate=validate, name=name, profile=profile,
+                   tensors=tensors, device=device, nondeterministic=nondeterministic,
+                   verify_scripted=verify_scripted, lanes=lanes, labels=labels)
+    if isinstance(sample, Sampler):
+        given = sorted(k for k, v in options.items() if v is not _SERVE_DEFAULTS[k] and
+                       not (type(v) is type(_SERVE_DEFAULTS[k]) and v == _SERVE_DEFAULTS[k]))
+        if given:
+            raise TypeError("serve(Sampler, ...) takes no sampler options: %s" % ", ".join(given))
+        return serve_streams(sample, stdin, stdout)
+    try:
+        sampler = Sampler(sample, **options)
+    except ValueError as e:  # a device or tensors value that cannot serve here: said at the HELLO, not per request
+        return cannot_serve(str(e), P.ERR_INVALID_ARGUMENT, stdin, stdout)
     return serve_streams(sampler, stdin, stdout)
+
+
+_SERVE_DEFAULTS = {k: v.default for k, v in inspect.signature(serve).parameters.items()
+                   if k not in ("sample", "stdin", "stdout")}
 
 
 def cannot_serve(message, code=P.ERR_FAILED, stdin=None, stdout=None):

@@ -4,6 +4,7 @@ arrays, or plain Python (lists of array('f') rows), and the checks on what it re
 """
 import collections
 import math
+import sys
 
 from .protocol import ERR_FAILED, INVALID_TOKEN, SamplerError, _f32, floats
 
@@ -175,9 +176,58 @@ class TorchBackend:
         return t.tensor(values, dtype=t.int64, device=self.device).reshape(rows, cols)
 
 
-def make_backend(tensors="auto", device=None):
-    """The array kind the callables get: "torch" (on `device`, default cuda when available), "numpy", "python", or
-    "auto": torch when it imports, else numpy, else python."""
+AUTO_DEVICE = "auto"
+TENSOR_KINDS = ("auto", "torch", "numpy", "python")
+
+
+def _torch_devices(torch):
+    """The torch devices this process can use, as strings: cpu, then cuda:0 .. cuda:N-1."""
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found += ["cuda:%d" % i for i in range(torch.cuda.device_count())]
+    return found
+
+
+def check_device(tensors, device):
+    """Refuses, at construction, a device the callables could not get (ValueError naming the device and what is
+    available here), so that a sampler never starts serving on a device that fails every request. "auto" (or None)
+    and "cpu" are always accepted; any other device needs torch and must be usable by it."""
+    if device in (None, AUTO_DEVICE, "cpu"):
+        return
+    if tensors in ("numpy", "python"):
+        raise ValueError("device=%r needs tensors='torch' (got tensors=%r)" % (device, tensors))
+    try:
+        import torch
+    except ImportError as e:
+        raise ValueError("device=%r needs torch, which does not import in %s (%s); device='auto' serves on the CPU "
+                         "without it" % (device, sys.executable, e))
+    try:
+        wanted = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise ValueError("device=%r is not a torch device (%s); available here: %s" %
+                         (device, str(e).splitlines()[0], ", ".join(_torch_devices(torch))))
+    if wanted.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError("device=%r: torch %s in %s sees no CUDA device (torch.cuda.is_available() is False%s); "
+                             "available here: cpu. device='auto' takes cuda when torch sees a GPU, else cpu" %
+                             (device, torch.__version__, sys.executable,
+                              "" if torch.version.cuda else ": this torch is built without CUDA"))
+        if wanted.index is not None and wanted.index >= count:
+            raise ValueError("device=%r: torch sees %d CUDA device(s); available here: %s" %
+                             (device, count, ", ".join(_torch_devices(torch))))
+        return
+    try:
+        torch.empty(0, device=wanted)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise ValueError("device=%r is not usable here (%s); available here: %s" %
+                         (device, str(e).splitlines()[0], ", ".join(_torch_devices(torch))))
+
+
+def make_backend(tensors="auto", device=AUTO_DEVICE):
+    """The array kind the callables get: "torch" (on `device`; "auto": cuda when torch sees a GPU, else cpu),
+    "numpy", "python", or "auto": torch when it imports, else numpy, else python."""
+    check_device(tensors, device)
     if tensors == "auto":
         for kind in ("torch", "numpy"):
             try:
@@ -190,11 +240,11 @@ def make_backend(tensors="auto", device=None):
             tensors = "python"
     if tensors == "torch":
         import torch
-        if device is None:
+        if device in (None, AUTO_DEVICE):
             device = "cuda" if torch.cuda.is_available() else "cpu"
         return TorchBackend(device)
-    if device not in (None, "cpu"):
-        raise ValueError("device=%r needs tensors='torch' (got tensors=%r)" % (device, tensors))
+    if device not in (None, AUTO_DEVICE, "cpu"):
+        raise ValueError("device=%r needs tensors='torch' (got tensors=%r: torch does not import)" % (device, tensors))
     if tensors == "numpy":
         return NumpyBackend()
     if tensors == "python":
