@@ -1,7 +1,9 @@
 // The run session of every command that writes a campaign's report (session.h): outputs, locks, the epilogue.
 #include "samplecheck/session/session.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "samplecheck/core/format.h"
@@ -23,6 +25,20 @@ void AddRowInput(const RowSpec& row, const std::string& role, std::vector<NamedP
 void AddSuiteFile(const std::string& source, std::vector<NamedPath>& inputs) {
   if (source.empty() || source.rfind("builtin:", 0) == 0) return;
   if (std::filesystem::exists(source)) inputs.push_back({"the suite file", source});
+}
+
+// A program that runs samplecheck on its user's behalf names what the user ran in $SAMPLECHECK_RECORDED_COMMAND:
+// samplecheck.check() of the Python package serves a callable through a relay process, whose command line (a
+// socket of a Python process that is gone) tells a reader of the report nothing; it records the Python call, the
+// callable's name and samplecheck's options instead. The report and its HTML record it as their command line.
+inline constexpr char kRecordedCommandEnv[] = "SAMPLECHECK_RECORDED_COMMAND";
+
+const CampaignReport& AsRecorded(const CampaignReport& report, std::optional<CampaignReport>& copy) {
+  const char* recorded = std::getenv(kRecordedCommandEnv);
+  if (recorded == nullptr || *recorded == '\0') return report;
+  copy.emplace(report);
+  copy->command_line = recorded;
+  return *copy;
 }
 
 }  // namespace
@@ -135,11 +151,13 @@ int RunSession::Finish(const CampaignReport& report, const std::string& summary,
             << (o_.report.empty() ? "" : ", " + o_.report.string() + " left as it was") << "\n";
     return StopSignals::ExitCode();
   }
+  std::optional<CampaignReport> copy;
+  const CampaignReport& saved = AsRecorded(report, copy);
   if (!o_.report.empty()) {
-    if (Status st = SaveReport(report, o_.report, write_); !st.ok()) return Fail(st);
+    if (Status st = SaveReport(saved, o_.report, write_); !st.ok()) return Fail(st);
   }
   if (!o_.html.empty()) {
-    if (Status st = SaveHtmlReport(report, o_.html, write_); !st.ok()) return Fail(st);
+    if (Status st = SaveHtmlReport(saved, o_.html, write_); !st.ok()) return Fail(st);
   }
   if (report.shard) return FinishShard(report);
   *o_.out << summary;
