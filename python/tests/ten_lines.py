@@ -21,3 +21,26 @@ def sample(logits, params, renormalize=True):
 
 def sample_without_renormalizing(logits, params):
     return sample(logits, params, renormalize=False)
+
+
+def replay(logits, params, guard=True):
+    """The ten lines as a trainer's replay (docs/replay.md): the processed logprobs of the same order, -inf outside
+    the kept set. With the rows' labels (Sampler(labels=True)) and guard, a label outside the kept set is restored
+    and the row renormalized over kept + {label} (prime-rl's label guard); guard=False is the planted bug."""
+    t = params.temperature
+    lp = torch.log_softmax(logits.double() / t.clamp(min=1e-5)[:, None], dim=-1)
+    s, i = lp.exp().sort(dim=-1, descending=True, stable=True)
+    k = torch.where(params.top_k > 0, params.top_k.clamp(max=logits.shape[1]), logits.shape[1])
+    s[(s < params.min_p[:, None] * s[:, :1]) | (s < s.gather(1, k[:, None] - 1))] = 0
+    s = s / s.sum(-1, keepdim=True)
+    s[(s.cumsum(-1) - s >= params.top_p[:, None]) & (params.top_p < 1)[:, None]] = 0
+    kept = torch.zeros_like(s, dtype=torch.bool).scatter(1, i, s > 0)
+    labels = params.label if guard and hasattr(params, "label") else torch.full_like(params.top_k, -1)
+    guarded = (labels >= 0) & ~kept.gather(1, labels.clamp(min=0)[:, None])[:, 0]
+    kept[guarded, labels[guarded]] = True
+    out = torch.where(kept, lp - lp.masked_fill(~kept, -torch.inf).logsumexp(-1, keepdim=True), -torch.inf)
+    return out.float(), guarded
+
+
+def replay_without_label_guard(logits, params):
+    return replay(logits, params, guard=False)

@@ -6,6 +6,8 @@ import json
 import math
 import os
 import stat
+import subprocess
+import sys
 import time
 
 import pytest
@@ -68,8 +70,78 @@ def test_a_wrong_sampler_fails_naming_the_case_and_its_reason(samplecheck_bin):
     names = [c.name for c in result.failing]
     assert "tiny-topk" in names and all(c.status == "fail" for c in result.failing)
     assert "cases failed: tiny-topk" in repr(result) and "tiny-topk: fail (" in result.summary()
+    # The headline (repr: pytest's assertion line) says why the first failing case failed, on one line.
+    first = result.failing[0]
+    assert first.reason and (" \u2014 %s: %s" % (first.name, first.reason[:40])) in repr(result), repr(result)
     with pytest.raises(AssertionError, match="tiny-topk: fail"):
         result.assert_passed()
+
+
+def test_the_headline_is_one_line_with_the_first_reason_cut(tmp_path):
+    reason = "token 7 drawn 3x outside the kept set\n" + "x" * 400
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"verdict": "fail", "counts": {"cases": 2}, "verdict_problems": ["1 case(s) failed"],
+                                  "cases": [{"name": "a", "status": "pass"},
+                                            {"name": "b", "status": "fail", "reason": reason}]}))
+    result = samplecheck.CheckResult(["samplecheck", "verify"], 1, "", "", str(report), None)
+    line = repr(result)
+    assert line.startswith("CheckResult(FAIL: 1 of 2 cases failed: b \u2014 b: token 7 drawn 3x outside the kept "
+                           "set xxx"), line
+    assert "\n" not in line and "x" * 200 not in line and "...; report " in line, line
+    assert reason in result.failing[0].reason and "x" * 400 in result.summary()
+
+
+def _recording_program(tmp_path):
+    """A stand-in samplecheck that records its arguments and refuses to run (exit 2)."""
+    argv_file = tmp_path / "argv.json"
+    return _executable(tmp_path / "samplecheck", "#!%s\nimport json, sys\njson.dump(sys.argv[1:], open(%r, 'w'))\n"
+                       "sys.exit(2)\n" % (sys.executable, str(argv_file))), argv_file
+
+
+def test_case_passes_one_case_option_per_name(tmp_path):
+    program, argv_file = _recording_program(tmp_path)
+    for case, expected in (("tiny-topk", ["--case", "tiny-topk"]),
+                           (["tiny-topk", "tiny-full"], ["--case", "tiny-topk", "--case", "tiny-full"]),
+                           (None, [])):
+        result = samplecheck.check("exact", suite=TINY_SUITE, case=case, bin=program)
+        argv = json.loads(argv_file.read_text())
+        assert [a for i, a in enumerate(argv) if a == "--case" or argv[i - 1] == "--case"] == expected, argv
+        assert result.verdict == "error" and result.exit_code == 2
+    with pytest.raises(TypeError, match="case="):
+        samplecheck.check("exact", case=["tiny-topk", 3], bin=program)
+
+
+def _lists_case(program):
+    done = subprocess.run([program, "verify", "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return "--case" in done.stdout.decode("utf-8", "replace")
+
+
+def test_case_runs_only_the_named_cases(samplecheck_bin):
+    if not _lists_case(samplecheck_bin):
+        pytest.skip("this samplecheck has no --case yet (samplecheck verify --help does not list it)")
+    result = run_tiny("exact", case=["tiny-topk", "tiny-full"])
+    assert result.passed, result.summary()
+    assert [c.name for c in result.cases] == ["tiny-topk", "tiny-full"]
+
+
+def test_a_served_callable_records_the_python_call_not_the_relay(samplecheck_bin, tmp_path):
+    result = run_tiny(py(exact_softmax, name="exact-softmax"), max_draws=40, report_dir=str(tmp_path))
+    assert result.passed, result.summary()
+    with open(result.report) as f:
+        recorded = json.load(f)["command_line"]
+    assert recorded.startswith("samplecheck.check(samplecheck.Sampler(sample=test_check.exact_softmax, "
+                               "name='exact-softmax', tensors='python'), suite="), recorded
+    assert "max_draws=40" in recorded and "test_check.py:" in recorded, recorded
+    assert "_relay.py" not in recorded and "socket" not in recorded, recorded
+    assert ("samplecheck verify --suite %s --sampler \"<samplecheck.Sampler(sample=test_check.exact_softmax, "
+            "name='exact-softmax', tensors='python'), served from Python>\" " % TINY_SUITE) in recorded, recorded
+    assert "--max-draws 40" in recorded, recorded
+    with open(result.html, encoding="utf-8") as f:
+        assert "test_check.exact_softmax" in f.read()
+    # A spec string needs no relay: the report records samplecheck's own command line.
+    plain = run_tiny("exact")
+    with open(plain.report) as f:
+        assert json.load(f)["command_line"].startswith("samplecheck verify --suite "), plain.report
 
 
 def test_a_callable_that_raises_fails_its_cases_with_the_tracebacks_last_line(samplecheck_bin):

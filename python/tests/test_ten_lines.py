@@ -1,6 +1,7 @@
 """The ten lines of docs/python.md (ten_lines.py) under the smoke suite, from pytest: the correct sampler passes, and
-the one that does not renormalize after top-k fails with the failing cases named in pytest's assertion message.
---max-draws 300 keeps each run to seconds (the many-tail row, V = 131072, costs a sort a draw on the CPU); the
+the one that does not renormalize after top-k fails with the failing cases named in pytest's assertion message, and
+why the first one failed.
+--max-draws 300 keeps each run under a minute on a 2-core CPU (the many-tail row, V = 131072, costs a sort a draw on the CPU); the
 planted bug is a support violation (tokens top-p must drop), caught at any draw count: 72 draws of V4-minp-order,
 20 of V5-joint and 9 of combined land outside the kept set at this seed and cap."""
 import os
@@ -24,9 +25,9 @@ def test_the_ten_line_sampler_passes_smoke(samplecheck_bin):
     assert repr(result).startswith("CheckResult(PASS: 38 cases (capped: lowest power "), repr(result)
 
 
-def test_without_renormalizing_it_fails_smoke_naming_the_cases(samplecheck_bin, pytester):
+def test_without_renormalizing_it_fails_smoke_naming_the_cases_and_why(samplecheck_bin, pytester):
     """pytest itself, on a test file as a user writes it: `assert samplecheck.check(...).passed` fails, and the
-    assertion message pytest prints names the failing cases."""
+    assertion message pytest prints names the failing cases and the first one's reason (its support violations)."""
     here = os.path.dirname(os.path.abspath(__file__))
     pytester.syspathinsert(here)
     pytester.makepyfile(test_user_sampler="""
@@ -39,5 +40,5 @@ def test_without_renormalizing_it_fails_smoke_naming_the_cases(samplecheck_bin, 
     outcome = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     outcome.assert_outcomes(failed=1)
     text = outcome.stdout.str()
-    assert ("where False = CheckResult(FAIL: 3 of 38 cases failed: combined, V4-minp-order, V5-joint; report "
-            in text), text
+    assert ("where False = CheckResult(FAIL: 3 of 38 cases failed: combined, V4-minp-order, V5-joint \u2014 "
+            "combined: 9 support violation(s), e.g. token " in text), text
