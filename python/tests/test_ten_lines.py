@@ -41,4 +41,4 @@ def test_without_renormalizing_it_fails_smoke_naming_the_cases_and_why(sampleche
     outcome.assert_outcomes(failed=1)
     text = outcome.stdout.str()
     assert ("where False = CheckResult(FAIL: 3 of 38 cases failed: combined, V4-minp-order, V5-joint \u2014 "
-            "combined: 9 support violation(s), e.g. token " in text), text
+            "combined: 9 support violation(s); row " in text), text

@@ -92,7 +92,7 @@ case "$scenario" in
     expect_error "were drawn by two shards" "$bin" merge "$dir/twice.json" "$dir/a1.json"
     jq --argjson e "$(jq '.shard.evidence[0]' "$dir/a1.json")" '.shard.evidence += [$e]' "$dir/a0.json" >"$dir/twice_first.json"
     expect_error "two shards hold its first draws" "$bin" merge "$dir/twice_first.json" "$dir/a1.json"
-    jq '(.shard.evidence[0].histogram) += [[99999999, 1]]' "$dir/a1.json" >"$dir/token.json"
+    jq '(.shard.evidence[0].histogram[-1][0]) = 99999999' "$dir/a1.json" >"$dir/token.json"
     expect_error "counts token 99999999, outside its vocabulary" "$bin" merge "$dir/a0.json" "$dir/token.json"
     jq '.shard.plan_fingerprint = "0000000000000001"' "$dir/a0.json" >"$dir/fp0.json"; jq '.shard.plan_fingerprint = "0000000000000001"' "$dir/a1.json" >"$dir/fp1.json"
     expect_error "differs from the one the shards drew" "$bin" merge "$dir/fp0.json" "$dir/fp1.json"
