@@ -62,7 +62,7 @@ case "$scenario" in
         smoke "$bin" --sampler "$kind:$example$config" --report "$dir/$kind.json" >"$dir/$kind.txt" 2>&1
         echo "$?" >>"$dir/$kind.txt"
         # timings, the report path and the replay files named after it differ by nature
-        sed -E -e 's/[0-9.e+]+ draws in [0-9.e+-]+ s/N draws in T s/' -e '/^report:/d' -e '/^replay /d' \
+        sed -E -e 's/[0-9.e+]+ draws in [0-9.e+-]+ s/N draws in T s/' -e '/^report:/d' -e '/^ *reproduce: /d' -e '/^replay /d' \
           -e 's/ in [0-9.]+ s\b/ in T s/g' \
           "$dir/$kind.txt" >"$dir/$kind.norm"
       done
