@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "quiet_campaign.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/replay_campaign.h"
 #include "samplecheck/campaign/spec_campaign.h"
@@ -29,12 +30,7 @@ CampaignReport SmokeCases(const std::vector<std::string>& names, const std::stri
   suite->generated = 0;
   CampaignOptions options = base;
   options.sampler_spec = sampler;
-  options.seed = 1;
-  options.progress = Progress::Mode::kQuiet;
-  options.version = "test";
-  auto report = RunCampaign(*suite, options);
-  EXPECT_TRUE(report.ok()) << report.error().message;
-  return report.ok() ? *report : CampaignReport{};
+  return RunQuietCampaign(*suite, options);
 }
 
 size_t Count(const std::string& text, const std::string& what) {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "quiet_campaign.h"
 #include "samplecheck/campaign/campaign.h"
 #include "samplecheck/campaign/report_check.h"
 #include "samplecheck/checks/case_spec.h"
@@ -29,12 +30,7 @@ CampaignReport ThreeCases() {
   suite->generated = 0;
   CampaignOptions options;
   options.max_draws = 30000;
-  options.seed = 1;
-  options.progress = Progress::Mode::kQuiet;
-  options.version = "test";
-  auto report = RunCampaign(*suite, options);
-  EXPECT_TRUE(report.ok()) << report.error().message;
-  return report.ok() ? *report : CampaignReport{};
+  return RunQuietCampaign(*suite, options);
 }
 
 std::string Refusal(const json& j) {
