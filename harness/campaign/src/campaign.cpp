@@ -221,7 +221,8 @@ std::string Reproduce(const CampaignReport& report, const CampaignOptions& o) {
   if (o.budget_seconds) line += " --budget " + FormatExact(*o.budget_seconds);
   if (o.equivalence_eps > 0) line += " --equivalence " + FormatExact(o.equivalence_eps);
   if (o.equivalence_chi2_eps > 0) line += " --equivalence-chi2 " + FormatExact(o.equivalence_chi2_eps);
-  if (o.plan_from && !o.plan_from_source.empty()) line += " --plan-from " + ShellWord(o.plan_from_source);
+  if (o.plan_from && !o.plan_from_journal && !o.plan_from_source.empty())
+    line += " --plan-from " + ShellWord(o.plan_from_source);
   return line;
 }
 

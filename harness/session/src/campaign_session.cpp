@@ -107,6 +107,7 @@ Status RunSession::Resume(CampaignOptions& options) {
     if (!plan.ok()) return InvalidArgument("cannot resume: " + plan.error().message);
     options.plan_from = std::move(*plan);
     options.plan_from_source = plan_path_.string();
+    options.plan_from_journal = true;
   }
   if (o_.progress != Progress::Mode::kQuiet) {
     *o_.err << "resuming from " << journal_path_.string() << ": " << options.finished.size() << " case(s) judged"

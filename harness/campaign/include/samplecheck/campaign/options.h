@@ -89,6 +89,9 @@ struct CampaignOptions : CampaignBasics {
   // seeds or profile). plan_from_source names it in messages and in the report.
   std::optional<DrawPlan> plan_from;
   std::string plan_from_source;
+  // The plan is the journal's (--resume): the run it finishes drew no --plan-from, and the journal's plan file is
+  // removed when the run finishes, so the report's reproduce line is the interrupted run's, without it.
+  bool plan_from_journal = false;
 
   // --shard I/N: draw only this shard's work items (whole cases, and chunk-aligned draw ranges of big row cases,
   // assigned from the plan alone) and keep the row cases' counts as evidence (CampaignReport::shard) for
