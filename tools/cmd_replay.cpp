@@ -150,6 +150,11 @@ const bool registered = RegisterCommand(
                     "a skipped row (parameters a side cannot replay, e.g. min-p for prime-rl) does not fail the "
                     "verdict (it is still reported)");
        cmd.add_flag("--list", o->list, "list the replay sources, the planted faults and the built-in replay suites");
+       GroupOptions(cmd, "What to replay, and where its report goes",
+                    {"--suite", "--engine", "--trainer", "--profile", "--seed", "--report", "--html", "--jobs",
+                     "--progress", "--quiet", "--list"});
+       GroupOptions(cmd, "What is judged", {"--rollout", "--max-ratio-bias", "--generated", "--allow-skipped"});
+       GroupOptions(cmd, "Writing reports", {"--follow-symlinks"});
        return [o]() {
          std::string command_line = "samplecheck replay --suite " + o->suite;
          if (!o->engine.empty()) command_line += " --engine '" + o->engine + "'";

@@ -192,22 +192,41 @@ const bool registered = RegisterCommand(
        cmd.add_option("--profile", o->profile,
                       "semantics profile the draws are judged against (default: the suite's, else the sampler's)");
        AddUnsigned(cmd, "--seed", o->seed, "campaign seed (default: the suite's; nightly draws a fresh one)");
-       AddUnsigned(cmd, "--draw-seed", o->draw_seed,
-                   "seed of the sampler's draws only (default: --seed): same rows, independent draws, for an A/B "
-                   "run against a baseline report of the same --seed");
+       cmd.add_option("--case", o->cases,
+                      "run only these cases of the suite (repeatable, or names separated by commas; a batch's row "
+                      "selects its batch), planned and seeded exactly as in the whole suite, so a failing case "
+                      "reproduces with the same draws; an unknown name is exit 2")
+           ->type_name("NAME");
+       cmd.add_option("--report", o->report, "write the JSON report here (and journal finished cases beside it)");
+       cmd.add_option("--html", o->html, "write the self-contained HTML report here");
+       AddCount(cmd, "--jobs,-j", o->jobs, "cases run in parallel (default: one per core for exact, else 1)", 0u,
+                4096u);
+       AddProgress(cmd, o->progress);
        AddReal(cmd, "--tv", o->tv,
                "detectable total-variation distance the draws are planned for (default: the suite's; smoke 0.01, "
                "standard 1e-3)",
                1e-9, 0.5);
        AddUnsigned(cmd, "--max-draws", o->max_draws, "cap on the draws of every case (lowers the suite's caps)", 1,
                    uint64_t{10000000000000});
-       AddCount(cmd, "--jobs,-j", o->jobs, "cases run in parallel (default: one per core for exact, else 1)", 0u,
-                4096u);
-       cmd.add_option("--report", o->report, "write the JSON report here (and journal finished cases beside it)");
-       cmd.add_option("--html", o->html, "write the self-contained HTML report here");
-       AddProgress(cmd, o->progress);
-       cmd.add_flag("--follow-symlinks", o->follow_symlinks,
-                    "write reports through a symbolic link at their path (refused otherwise)");
+       AddUnsigned(cmd, "--draw-seed", o->draw_seed,
+                   "seed of the sampler's draws only (default: --seed): same rows, independent draws, for an A/B "
+                   "run against a baseline report of the same --seed");
+       AddReal(cmd, "--budget", o->budget,
+               "time budget in seconds instead of the suite's (0: none): full power when the measured cost fits it",
+               0.0, 604800.0);
+       AddUnsigned(cmd, "--generated", o->generated,
+                   "add this many generated cases (every filter and sentinel, V from 1 to 262144; seeded by the "
+                   "campaign seed; a failing one is written out as a one-case suite that replays it)",
+                   0, 10000);
+       AddEquivalence(cmd, o->equivalence, o->equivalence_chi2);
+       cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
+                    "a skipped case does not fail the verdict (it is still reported)");
+       cmd.add_flag("--allow-underpowered", o->evidence.allow_underpowered,
+                    "a row case whose draws reach less than the target power at its TV does not fail the verdict");
+       AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,
+                   "judged cases the verdict needs (default 1)", 1);
+       AddUnsigned(cmd, "--min-draws", o->evidence.min_draws,
+                   "draws over the judged cases the verdict needs (default 1)", 1);
        cmd.add_flag("--resume", o->resume,
                     "finish an interrupted run: reuse the cases of <report>.journal, draw the rest (same command line)");
        cmd.add_flag("--restart", o->restart,
@@ -218,41 +237,34 @@ const bool registered = RegisterCommand(
                       "draw exactly the plan recorded in this report (its draw_plan: every case's draws, whatever "
                       "the time budget would give here), to reproduce it; refused (exit 2) when its cases are not "
                       "this suite's");
-       AddReal(cmd, "--budget", o->budget,
-               "time budget in seconds instead of the suite's (0: none): full power when the measured cost fits it",
-               0.0, 604800.0);
        cmd.add_flag("--force", o->force,
                     "run a plan past the limits (more than 6 hours at the measured throughput, or 10000 cases)");
-       AddUnsigned(cmd, "--generated", o->generated,
-                   "add this many generated cases (every filter and sentinel, V from 1 to 262144; seeded by the "
-                   "campaign seed; a failing one is written out as a one-case suite that replays it)",
-                   0, 10000);
-       AddEquivalence(cmd, o->equivalence, o->equivalence_chi2);
+       cmd.add_flag("--follow-symlinks", o->follow_symlinks,
+                    "write reports through a symbolic link at their path (refused otherwise)");
        cmd.add_option("--verifier", o->verifier,
                       "speculative decoding: run a spec suite (spec-smoke, spec-standard) against this verifier "
                       "(exact[:profile], cuda[:profile] (CUDA builds), mutant:<name>, plugin:<lib.so>[:config], "
                       "plugin-inproc:<lib.so>[:config], "
                       "process:<command>; docs/speculative.md); --max-draws caps the trials");
-       cmd.add_flag("--allow-skipped", o->evidence.allow_skipped,
-                    "a skipped case does not fail the verdict (it is still reported)");
-       cmd.add_flag("--allow-underpowered", o->evidence.allow_underpowered,
-                    "a row case whose draws reach less than the target power at its TV does not fail the verdict");
-       AddUnsigned(cmd, "--min-judged-cases", o->evidence.min_judged_cases,
-                   "judged cases the verdict needs (default 1)", 1);
-       AddUnsigned(cmd, "--min-draws", o->evidence.min_draws, "draws over the judged cases the verdict needs (default 1)",
-                   1);
        cmd.add_option("--shard", o->shard,
                       "draw one part of the campaign: I/N (0-based index I of N shards), auto (the scheduler's index "
                       "and count: GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT) "
                       "or auto/N (also JOB_COMPLETION_INDEX); writes evidence for samplecheck merge (docs/scale.md)");
-       cmd.add_option("--case", o->cases,
-                      "run only these cases of the suite (repeatable, or names separated by commas; a batch's row "
-                      "selects its batch), planned and seeded exactly as in the whole suite, so a failing case "
-                      "reproduces with the same draws; an unknown name is exit 2")
-           ->type_name("NAME");
        cmd.add_option("--devices", o->devices,
                       "GPU samplers: draw on these CUDA devices of this host (all, or 0,1,...), one sampler per "
                       "device; the counts are the single-device run's");
+       GroupOptions(
+           cmd, "What to run, and where its report goes",
+           {"--suite", "--sampler", "--profile", "--seed", "--case", "--report", "--html", "--jobs", "--progress"});
+       GroupOptions(
+           cmd, "Power and draws",
+           {"--tv", "--max-draws", "--draw-seed", "--budget", "--generated", "--equivalence", "--equivalence-chi2"});
+       GroupOptions(cmd, "What a pass needs",
+                    {"--allow-skipped", "--allow-underpowered", "--min-judged-cases", "--min-draws"});
+       GroupOptions(cmd, "Interrupted runs, recorded plans, limits",
+                    {"--resume", "--restart", "--no-journal", "--plan-from", "--force", "--follow-symlinks"});
+       GroupOptions(cmd, "Speculative decoding", {"--verifier"});
+       GroupOptions(cmd, "Scale out", {"--shard", "--devices"});
        return [o]() {
          // The command line as the report records it (the options that change the verdict).
          std::string command_line = "samplecheck run --suite " + o->suite + " --sampler " + o->sampler;

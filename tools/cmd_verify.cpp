@@ -110,6 +110,13 @@ const bool registered = RegisterCommand(
                     "a row case whose draws reach less than the target power at its TV does not fail the verdict");
        cmd.add_flag("--follow-symlinks", o->follow_symlinks, "write reports through a symbolic link at their path");
        AddProgress(cmd, o->gate.campaign.progress);
+       GroupOptions(cmd, "What to check, and where its report goes",
+                    {"--sampler", "--profile", "--suite", "--seed", "--baseline", "--report", "--html", "--case",
+                     "--jobs", "--progress"});
+       GroupOptions(cmd, "Property suites", {"--no-properties", "--property-seed", "--property-cases"});
+       GroupOptions(cmd, "Power and draws", {"--max-draws", "--generated", "--equivalence", "--equivalence-chi2"});
+       GroupOptions(cmd, "What a pass needs", {"--allow-skipped", "--allow-underpowered"});
+       GroupOptions(cmd, "Writing reports", {"--follow-symlinks"});
        return [o]() { return Verify(*o); };
      }});
 

@@ -36,4 +36,16 @@ struct CommandSpec {
 bool RegisterCommand(CommandSpec spec);
 const std::vector<CommandSpec>& RegisteredCommands();
 
+// The exit codes of one command, as its --help ends with them (docs/cli.md, "Exit codes", is the long form); the
+// program's own --help lists every command's.
+std::string ExitCodesHelp(const std::string& command);
+std::string AllExitCodesHelp();
+
+// The option groups of a command's --help, everyday options first (CLI11 prints groups in the order of their first
+// option): each option named is put in `group`.
+// Names the values of the options CLI11 would print as TEXT by what they are: FILE, SUITE, SPEC, PROFILE, VALUE.
+void NameOptionValues(CLI::App& cmd);
+
+void GroupOptions(CLI::App& cmd, const std::string& group, const std::vector<std::string>& options);
+
 }  // namespace samplecheck::tools

@@ -11,11 +11,14 @@ int main(int argc, char** argv) {
   CLI::App app{"samplecheck: statistical verification and fuzzing of LLM token samplers"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("samplecheck ") + SAMPLECHECK_VERSION);
+  app.footer(AllExitCodesHelp());
   std::map<std::string, CommandAction> actions;
   std::map<const CLI::App*, std::string> names;
   for (const CommandSpec& spec : RegisteredCommands()) {
     CLI::App* cmd = app.add_subcommand(spec.name, spec.help);
     actions[spec.name] = spec.setup(*cmd);
+    cmd->footer(ExitCodesHelp(spec.name));
+    NameOptionValues(*cmd);
     names[cmd] = spec.name;
   }
   // A first word that names no command: say so, with the commands (CLI11 would only say one is required).

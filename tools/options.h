@@ -44,14 +44,16 @@ void AddEquivalence(CLI::App& cmd, double& tv_eps, double& chi2_eps);
 std::string EquivalenceCommandLine(double tv_eps, double chi2_eps);
 template <class T>
 CLI::Option* AddCount(CLI::App& cmd, const std::string& name, T& out, const std::string& help, T min, T max) {
-  return cmd.add_option_function<std::string>(
-      name,
-      [&out, name, min, max](const std::string& text) {
-        Result<uint64_t> v = ParseUnsigned(text, name, min, max);
-        if (!v.ok()) throw CLI::ValidationError(v.error().message);
-        out = static_cast<T>(*v);
-      },
-      help + " [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  return cmd
+      .add_option_function<std::string>(
+          name,
+          [&out, name, min, max](const std::string& text) {
+            Result<uint64_t> v = ParseUnsigned(text, name, min, max);
+            if (!v.ok()) throw CLI::ValidationError(v.error().message);
+            out = static_cast<T>(*v);
+          },
+          help + " [" + std::to_string(min) + ", " + std::to_string(max) + "]")
+      ->type_name("N");
 }
 
 }  // namespace samplecheck::tools

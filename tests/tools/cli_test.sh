@@ -148,6 +148,39 @@ case "$scenario" in
       grep -Eq '^process:<command> +available ' "$dir/out.txt" || fail "list $table lacks process:<command>"
     done
     ;;
+  help)
+    # Every command's --help ends with its exit codes (0, 2, and 1 / 130 / 143 where the command has them), and the
+    # program's own --help with every command's; run --help groups its options, everyday ones first, and names
+    # values by what they are (no TEXT).
+    expect_rc 0 "$bin" --help
+    grep -q "^Exit codes: 0 pass" "$dir/out.txt" || fail "samplecheck --help has no exit codes"
+    commands=$(sed -n '/^Subcommands:/,/^$/p' "$dir/out.txt" | awk 'NR > 1 && NF {print $1}')
+    [ "$(wc -w <<<"$commands")" -ge 11 ] || fail "samplecheck --help lists too few commands: $commands"
+    for c in $commands; do
+      expect_rc 0 "$bin" "$c" --help
+      grep -q '^Exit codes (docs/cli.md' "$dir/out.txt" || fail "$c --help has no exit codes"
+      grep -Eq '^  0    ' "$dir/out.txt" && grep -Eq '^  2    usage or input error' "$dir/out.txt" ||
+        fail "$c --help lacks exit 0 or 2"
+      if grep -Eq ' TEXT( |$|=)' "$dir/out.txt"; then fail "$c --help prints a TEXT value name"; fi
+      case "$c" in
+        run|verify|replay|identify)
+          grep -Eq '^  1    ' "$dir/out.txt" && grep -Eq '^  130  stopped by SIGINT' "$dir/out.txt" &&
+            grep -Eq '^  143  stopped by SIGTERM' "$dir/out.txt" || fail "$c --help lacks exit 1, 130 or 143" ;;
+        gate|merge|mutants|properties) grep -Eq '^  1    ' "$dir/out.txt" || fail "$c --help lacks exit 1" ;;
+      esac
+    done
+    expect_rc 0 "$bin" run --help
+    groups=$(grep -E '^[A-Z][^:]*:$' "$dir/out.txt" | tr '\n' '|')
+    [ "$groups" = "Options:|What to run, and where its report goes:|Power and draws:|What a pass needs:|Interrupted runs, recorded plans, limits:|Speculative decoding:|Scale out:|Exit codes (docs/cli.md, \"Exit codes\"):|" ] ||
+      fail "run --help groups: $groups"
+    sed -n '/^What to run/,/^Power/p' "$dir/out.txt" | grep -q -- '--suite SUITE REQUIRED' || fail "--suite not first group"
+    sed -n '/^What to run/,/^Power/p' "$dir/out.txt" | grep -q -- '--sampler SPEC=exact' || fail "--sampler not first group"
+    # The --tv default run --help names is the one a run applies: smoke at its suite's 0.01.
+    grep -q "default: the suite's; smoke 0.01" "$dir/out.txt" || fail "run --help --tv default"
+    expect_rc 0 "$bin" run --suite smoke --max-draws 1000 --allow-underpowered --case gauss-temp --progress none --report "$dir/tv.json"
+    grep -q '"tv": 0.01' "$dir/tv.json" || fail "smoke did not run at TV 0.01"
+    python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["sampler"]["spec"] != "exact")' "$dir/tv.json" || fail "the default sampler is not exact"
+    ;;
   case_alone)
     # --case draws the named cases planned and seeded as in the whole suite (issue 43): the same case fields as the
     # full run's (exact, fixed seed 1, capped at 20000 draws so both runs are short; only the time and the
