@@ -16,8 +16,8 @@ import traceback
 
 from . import protocol as P
 from .protocol import SamplerError
-from .tensors import TENSOR_KINDS, BatchParams, SamplingParams, tally, check_device, float_matrix, int_list, \
-    lanes_for, make_backend, matrix_f32, tokens_in_range
+from .tensors import TENSOR_KINDS, BatchParams, SamplingParams, as_int, tally, check_device, described, float_matrix, \
+    int_list, lanes_for, make_backend, matrix_f32, tokens_in_range
 
 _U64_MASK = (1 << 64) - 1
 
@@ -215,19 +215,28 @@ class Sampler:
             logits = self.backend.logits(data, 1, vocab)
             result = self._call("count()", self.count, logits, self._params([t], [0], vocab), draws)
             try:
-                histogram, invalid = result
-                invalid = int(invalid)
+                histogram, invalid_given = result
             except (TypeError, ValueError):
                 raise SamplerError(P.ERR_FAILED, "count() returned %r; expected (histogram of vocab counts, "
                                    "invalid draws)" % (type(result).__name__,))
+            invalid = as_int(invalid_given)
+            if invalid is None:
+                raise SamplerError(P.ERR_FAILED, "count() returned %s invalid draws; expected an int (a count: an "
+                                   "integer, never a float, which is not truncated)" % described(invalid_given))
             packed = _histogram_bytes(histogram, vocab, invalid)
             if packed is not None:  # a tensor or array of counts: checked and packed without a list of V ints
                 return P.encode_histogram_bytes(vocab, invalid, packed)
             try:
-                histogram = [int(c) for c in histogram]
-            except (TypeError, ValueError):
+                given = list(histogram)
+            except TypeError:
                 raise SamplerError(P.ERR_FAILED, "count() returned a histogram of %s; expected vocab counts" %
                                    type(histogram).__name__)
+            histogram = [as_int(c) for c in given]
+            if None in histogram:
+                t = histogram.index(None)
+                raise SamplerError(P.ERR_FAILED, "count() returned %s as the count of token %d; expected an int (a "
+                                   "count: an integer, never a float, which is not truncated)" %
+                                   (described(given[t]), t))
             if len(histogram) != vocab or min(histogram + [invalid]) < 0:
                 raise SamplerError(P.ERR_FAILED, "count() returned a histogram of %d counts (smallest %d) and %d "
                                    "invalid draws; expected %d counts >= 0" %

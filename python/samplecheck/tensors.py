@@ -262,15 +262,44 @@ def _shape_of(x):
     return tuple(int(d) for d in shape) if shape is not None else None
 
 
+def _integer_dtype(x):
+    """Whether x (a torch tensor, or a numpy array or scalar) has an integer dtype (not bool)."""
+    if _is_torch(x):
+        return not x.is_floating_point() and not x.is_complex() and str(x.dtype) != "torch.bool"
+    return getattr(x.dtype, "kind", "") in "iu"
+
+
+def as_int(v):
+    """v as a Python int when it is one: an int (not a bool), or a 0-d torch tensor or numpy scalar of an integer
+    dtype; None for anything else (a float, also an integral one such as 3.0 or np.float32(3): a float result is
+    refused, never truncated, as a float array is)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if _shape_of(v) == () and hasattr(v, "dtype") and _integer_dtype(v):
+        return int(v)
+    return None
+
+
+def described(v):
+    """A value as an error names it: its repr, with the dtype of a numpy or torch scalar ("1.75 (numpy.float32)")."""
+    dtype = getattr(v, "dtype", None)
+    if dtype is None or isinstance(v, (bool, int, float)):
+        return repr(v)
+    text = repr(v.item()) if hasattr(v, "item") and _shape_of(v) == () else repr(v)
+    return "%s (%s.%s)" % (text, type(v).__module__.split(".")[0], str(dtype).replace("torch.", ""))
+
+
 def int_list(result, rows, what):
     """The values of a 1-D integer result of `rows` entries as a list of Python ints: a torch tensor or numpy array
-    of an integer dtype, or a sequence of ints. Anything else (a float or bool dtype, another shape, a NaN, a
-    float in a list) is an ERROR naming what was returned and what is expected."""
+    of an integer dtype, or a sequence of ints (or of integer numpy or torch scalars). Anything else (a float or
+    bool dtype, another shape, a NaN, a float in a list, also a numpy float32 scalar) is an ERROR naming what was
+    returned and what is expected."""
     shape = _shape_of(result)
     if shape is not None:
         dtype = str(result.dtype)
-        integer = (not result.is_floating_point() and not result.is_complex() and dtype != "torch.bool"
-                   if _is_torch(result) else result.dtype.kind in "iu")
+        integer = _integer_dtype(result)
         if shape != (rows,):
             hint = " (drop the last dimension: .squeeze(-1))" if shape == (rows, 1) else ""
             _fail(what, "returned shape %s; expected (%d,): one token per row%s" % (shape, rows, hint))
@@ -283,12 +312,14 @@ def int_list(result, rows, what):
         _fail(what, "returned %s; expected a 1-D tensor, array or list of %d ints" % (type(result).__name__, rows))
     if len(values) != rows:
         _fail(what, "returned %d values; expected %d: one token per row" % (len(values), rows))
+    out = []
     for r, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, int):
-            if _shape_of(v) == () and not isinstance(v, float):  # a 0-d integer tensor or numpy scalar
-                continue
-            _fail(what, "returned %r for row %d; expected an int (a token id, or -1)" % (v, r))
-    return [int(v) for v in values]
+        i = as_int(v)
+        if i is None:
+            _fail(what, "returned %s for row %d; expected an int (a token id, or -1; an integer dtype, never a float: "
+                  "a float is not truncated)" % (described(v), r))
+        out.append(i)
+    return out
 
 
 def tokens_in_range(tokens, vocab, what, rows_named=None):

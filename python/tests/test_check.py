@@ -164,6 +164,27 @@ def test_a_wrong_result_fails_its_cases_naming_it(samplecheck_bin, result, expec
     assert any(expected in c.reason for c in checked.failing), checked.summary()
 
 
+def test_float_tokens_and_counts_fail_their_cases_never_truncated(samplecheck_bin):
+    """np.float32 tokens t + 0.75 (int() made them t: the check passed) and a histogram of non-integral counts fail
+    their cases through samplecheck, the reason naming the value; the same sampler with integer scalars passes."""
+    np = pytest.importorskip("numpy")
+    shifted = run_tiny(py(lambda logits, params: [np.float32(t + 0.75) for t in exact_softmax(logits, params)]))
+    assert shifted.verdict == "fail" and shifted.exit_code == 1, shifted.summary()
+    reasons = " ".join(c.reason for c in shifted.failing)
+    assert "(numpy.float32) for row 0; expected an int (a token id, or -1" in reasons, reasons
+    assert len(shifted.failing) == len(shifted.cases)
+
+    def halves(logits, params, draws):
+        return [draws - 0.5, 0.5] + [0] * (len(logits[0]) - 2), 0
+
+    counted = run_tiny(samplecheck.Sampler(exact_softmax, count=halves, tensors="python"))
+    assert counted.verdict == "fail" and counted.exit_code == 1, counted.summary()
+    reasons = " ".join(c.reason for c in counted.failing)
+    assert "as the count of token 0; expected an int (a count: an integer, never a float" in reasons, reasons
+    integers = run_tiny(py(lambda logits, params: [np.int64(t) for t in exact_softmax(logits, params)]))
+    assert integers.passed, integers.summary()
+
+
 def test_a_call_past_the_deadline_fails_its_case_and_samplecheck_goes_on(samplecheck_bin):
     """SAMPLECHECK_PROCESS_TIMEOUT_S = 1: a sampler that sleeps 3 s on its first call is killed (its relay process)
     and the case fails with the deadline named; later calls fail at once (the process is gone); check() returns."""

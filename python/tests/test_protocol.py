@@ -157,6 +157,53 @@ def test_count_of_an_own_count_callable_and_its_checks():
     assert "count() returned a histogram of 2 counts (smallest 0) and 0 invalid draws; expected 3" in answer[2]
 
 
+@pytest.mark.parametrize("count, expected", [
+    (lambda n: ([n - 0.5, 0.5, 0], 0), "count() returned 9.5 as the count of token 0; expected an int"),
+    (lambda n: ([n - 1.0, 1.0, 0], 0), "count() returned 9.0 as the count of token 0; expected an int"),
+    (lambda n: ([n - 1, 0, 0], 0.9), "count() returned 0.9 invalid draws; expected an int"),
+    (lambda n: ([n - 1, 0, 0], True), "count() returned True invalid draws; expected an int"),
+    (lambda n: ([n - 1, False, 0], 1), "count() returned False as the count of token 1; expected an int"),
+])
+def test_a_count_with_a_float_count_is_an_error_naming_it_never_truncated(count, expected):
+    """A histogram or invalid draws of Python floats (or bools) is refused, naming the value and the token: int() would
+    truncate 9.5 to 9 and the histogram would pass with the wrong counts."""
+    (_, answer, after), code = exchange(Sampler(count=lambda x, p, n: count(n), tensors="python"),
+                                        P.encode_count([0.0] * 3, PARAMS, 10), P.encode_hello())
+    code_, message = error_of(answer)
+    assert code_ == P.ERR_FAILED and message.startswith(expected), message
+    assert "never a float" in message and after[0] == "HELLO" and code == 0
+
+
+def test_numpy_float_scalars_are_refused_as_tokens_and_counts_and_integer_scalars_pass():
+    """np.float32 is no Python float: a list of np.float32 tokens (t + 0.75) was truncated by int() and passed. Every
+    float scalar (numpy, also integral-valued) is refused naming its value and dtype; numpy integer scalars pass."""
+    np = pytest.importorskip("numpy")
+    sample = P.encode_sample([[0.0] * 3] * 2, [PARAMS] * 2)
+    for tokens, expected in [([np.float32(1.75), np.float32(0.75)], "returned 1.75 (numpy.float32) for row 0"),
+                             ([np.int64(1), np.float32(2.0)], "returned 2.0 (numpy.float32) for row 1"),
+                             ([np.float16(0.75), 0], "returned 0.75 (numpy.float16) for row 0")]:
+        (_, answer), _ = exchange(py(lambda x, p, t=tokens: t), sample)
+        code, message = error_of(answer)
+        assert code == P.ERR_FAILED and message.startswith("sample() " + expected), message
+        assert "expected an int (a token id, or -1" in message
+    (_, answer), _ = exchange(py(lambda x, p: [np.int64(2), np.uint8(0)]), sample)
+    assert answer == ("TOKENS", [2, 0])
+    counted = P.encode_count([0.0] * 3, PARAMS, 10)
+    for result, expected in [
+            (lambda n: ([np.float32(n - 0.5), np.float32(0.5), 0], 0),
+             "count() returned 9.5 (numpy.float32) as the count of token 0"),
+            (lambda n: (np.array([n - 1, 0, 0]), np.float32(1.5)), "count() returned 1.5 (numpy.float32) invalid draws"),
+            (lambda n: (np.array([n - 0.5, 0.5, 0]), 0), "count() returned a histogram of dtype float64; expected "
+                                                         "integers")]:
+        (_, answer), _ = exchange(Sampler(count=lambda x, p, n, r=result: r(n), tensors="python"), counted)
+        code, message = error_of(answer)
+        assert code == P.ERR_FAILED and message.startswith(expected), message
+    for result in [lambda n: ([np.int64(n - 1), np.int32(1), 0], np.int64(0)),
+                   lambda n: (np.array([n - 1, 0, 0], dtype=np.int32), np.uint64(1))]:
+        (_, answer), _ = exchange(Sampler(count=lambda x, p, n, r=result: r(n), tensors="python"), counted)
+        assert answer[0] == "HISTOGRAM" and sum(answer[2]) + answer[1] == 10, answer
+
+
 def test_validate_runs_on_every_row_before_any_draw():
     drawn = []
 
