@@ -8,6 +8,27 @@ set -uo pipefail
 bin=$1 scenario=$2 dir=$3
 rm -rf "$dir"; mkdir -p "$dir"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/expect.sh"
+client="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/replay_process_client.py"
+
+# A suite of top-k rows only, which replay_process_client.py replays exactly (4 cases, 64 rollout tokens each).
+write_topk_suite() {
+  cat >"$dir/topk.json" <<'JSON'
+{
+  "schema": "samplecheck-replay-suite/1",
+  "name": "replay-topk",
+  "description": "top-k rows only: what tests/campaign/replay_process_client.py replays",
+  "seed": 3,
+  "rollout": 64,
+  "max_ratio_bias": 0.05,
+  "cases": [
+    {"name": "topk-a", "row": {"kind": "gaussian", "vocab": 64, "sigma": 2.0}, "params": {"top_k": 8}},
+    {"name": "topk-b", "row": {"kind": "gaussian", "vocab": 64, "sigma": 2.0}, "params": {"top_k": 16, "temperature": 0.7}},
+    {"name": "topk-c", "row": {"kind": "gaussian", "vocab": 128, "sigma": 1.0}, "params": {"top_k": 4}},
+    {"name": "topk-d", "row": {"kind": "gaussian", "vocab": 128, "sigma": 1.0}, "params": {"top_k": 32}}
+  ]
+}
+JSON
+}
 
 case "$scenario" in
   exact_passes)
@@ -72,6 +93,37 @@ PY
     # The lock went with its writer; -q is still --progress none.
     expect_rc 0 "$bin" replay --suite replay-smoke -q --report "$dir/r.json"
     echo "PASS (two_replays_one_report)"
+    ;;
+  process_started_once)
+    # Issue 44: every process source is started once (each start a handshake, up to SAMPLECHECK_PROCESS_TIMEOUT_S),
+    # whether a side's HELLO claims the judged profile, the other side's does, or --profile gives it: one line per
+    # start in each side's file. A source that cannot start is started once too: a stuck handshake costs one
+    # deadline, a refused HELLO is not asked again.
+    write_topk_suite
+    for how in engine-claims trainer-claims profile-given; do
+      rm -f "$dir"/*.starts
+      e_profile=vllm t_profile="" extra=()
+      [ "$how" = trainer-claims ] && e_profile="" t_profile=vllm
+      [ "$how" = profile-given ] && e_profile="" extra=(--profile vllm)
+      expect_rc 0 "$bin" replay --suite "$dir/topk.json" "${extra[@]}" --quiet --report "$dir/r.json" \
+        --engine "process:exec python3 $client ok $dir/e.starts $e_profile" \
+        --trainer "process:exec python3 $client ok $dir/t.starts $t_profile"
+      grep -q '^VERDICT: PASS' "$dir/out.txt" || fail "$how: the top-k client does not pass the top-k suite"
+      for side in e t; do
+        starts=$(wc -l <"$dir/$side.starts")
+        [ "$starts" -eq 1 ] || fail "$how: the $side side was started $starts times (expected once): $(cat "$dir/$side.starts")"
+      done
+    done
+    rm -f "$dir"/*.starts
+    start=$(date +%s.%N)
+    SAMPLECHECK_PROCESS_TIMEOUT_S=2 expect_rc 2 "$bin" replay --suite "$dir/topk.json" --quiet \
+      --engine "process:exec python3 $client mute $dir/m.starts"
+    took=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")
+    grep -q "^samplecheck replay: --engine: .*did not answer in time while waiting for its HELLO: the deadline of 2 s" \
+      "$dir/err.txt" || fail "the stuck handshake's error does not name the deadline"
+    [ "$(wc -l <"$dir/m.starts")" -eq 1 ] || fail "the stuck engine was started $(wc -l <"$dir/m.starts") times"
+    python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 3.5)" "$took" || fail "a stuck handshake took $took s (2 s deadline)"
+    echo "PASS (process_started_once)"
     ;;
   cuda_passes)
     nvidia-smi -L >/dev/null 2>&1 || { echo "SKIPPED: no CUDA device (nvidia-smi -L lists none)"; exit 77; }

@@ -87,20 +87,6 @@ Result<std::vector<ReplayCaseWork>> PlanWork(const std::vector<ReplayCaseSpec>& 
   return work;
 }
 
-// JudgedProfile's rule; the claim is the first side's that makes one (exact, fault and cuda take the judged
-// profile, so only other kinds can say).
-Result<std::string> ReplayProfile(const ReplaySuite& suite, const ReplayCampaignOptions& options) {
-  if (!options.profile.empty() || !suite.profile.empty()) return OpeningProfile(options.profile, suite.profile);
-  for (const std::string& spec : {options.engine, options.trainer}) {
-    if (spec.empty()) continue;
-    auto source = MakeReplaySource(spec, "vllm");
-    if (source.ok() && !(*source)->GetCapabilities().profile.empty()) {
-      return JudgedProfile("", "", (*source)->GetCapabilities().profile, "replay source " + (*source)->Name());
-    }
-  }
-  return std::string("vllm");
-}
-
 // The case over every row: the replay-ratio-bias check and the rows' figures summed.
 CaseResult AggregateCase(const CampaignReport& report, double max_ratio_bias) {
   CaseResult cr;
@@ -125,15 +111,15 @@ class ReplayCampaign final : public ReportKind {
   ReplayCampaign(const ReplaySuite& suite, const ReplayCampaignOptions& options) : suite_(suite), options_(options) {}
 
   Result<KindPlan> Plan() override {
-    auto judged = ReplayProfile(suite_, options_);
+    auto judged = JudgeProfile();
     if (!judged.ok()) return judged.error();
     profile_name_ = *judged;
     Result<const Profile*> found = ProfileByName(profile_name_);
     if (!found.ok()) return found.error();
     const Profile* profile = *found;
-    auto first_engine = Side(options_.engine);
+    auto first_engine = FirstSide(engine_made_, options_.engine);
     if (!first_engine.ok()) return first_engine.error().WithContext("--engine");
-    auto first_trainer = Side(options_.trainer);
+    auto first_trainer = FirstSide(trainer_made_, options_.trainer);
     if (!first_trainer.ok()) return first_trainer.error().WithContext("--trainer");
     // No statistical test: every replay check is exact. The alpha is the reports' nominal one (unused).
     StampReport(report, {suite_.name, suite_.source, 1e-4, 0.0, 0.0}, options_, profile_name_);
@@ -191,8 +177,45 @@ class ReplayCampaign final : public ReportKind {
   }
 
  private:
+  // A side made before the judged profile was known, for the profile it claims: the profile it was made under
+  // ("" when it was not made), and the source or why it could not be made.
+  struct MadeSide {
+    std::string made_under;
+    Result<std::unique_ptr<ReplaySource>> source = InternalError("not made");
+  };
+
   Result<std::unique_ptr<ReplaySource>> Side(const std::string& spec) const {
     return MakeReplaySource(spec.empty() ? "exact" : spec, profile_name_);
+  }
+
+  // JudgedProfile's rule; the claim is the first given side's that makes one (exact, fault and cuda take the
+  // profile they are made under, so only other kinds can say something else). A side made here is kept for
+  // FirstSide: a process source is started once (each start costs a handshake, up to its deadline), and a side
+  // that cannot start fails the campaign at once (its error is the side's; none of the later ones is made).
+  Result<std::string> JudgeProfile() {
+    if (!options_.profile.empty() || !suite_.profile.empty()) return OpeningProfile(options_.profile, suite_.profile);
+    constexpr const char* kProvisional = "vllm";
+    for (auto [spec, made] :
+         {std::pair{&options_.engine, &engine_made_}, std::pair{&options_.trainer, &trainer_made_}}) {
+      if (spec->empty()) continue;
+      made->made_under = kProvisional;
+      made->source = MakeReplaySource(*spec, kProvisional);
+      if (!made->source.ok()) break;
+      const std::string claim = (*made->source)->GetCapabilities().profile;
+      if (!claim.empty()) return JudgedProfile("", "", claim, "replay source " + (*made->source)->Name());
+    }
+    return std::string(kProvisional);
+  }
+
+  // Worker 0's side: the one JudgeProfile made (or its error), unless it took the provisional profile it was made
+  // under (it claims that profile) and the judged one is another: then it is made again under the judged profile.
+  // A side JudgeProfile did not make is made here.
+  Result<std::unique_ptr<ReplaySource>> FirstSide(MadeSide& made, const std::string& spec) const {
+    if (made.made_under.empty()) return Side(spec);
+    if (!made.source.ok()) return made.source.error();
+    const bool took_profile = (*made.source)->GetCapabilities().profile == made.made_under;
+    if (took_profile && made.made_under != profile_name_) return Side(spec);
+    return std::move(made.source);
   }
 
   const ReplaySuite& suite_;
@@ -200,7 +223,8 @@ class ReplayCampaign final : public ReportKind {
   std::string profile_name_;
   Result<std::unique_ptr<ReplaySource>> first_engine_ = InternalError("no engine yet");
   Result<std::unique_ptr<ReplaySource>> first_trainer_ = InternalError("no trainer yet");
-  std::vector<ReplayCaseSpec> cases_;  // the work points into them
+  MadeSide engine_made_, trainer_made_;  // made by JudgeProfile (moved into first_engine_, first_trainer_)
+  std::vector<ReplayCaseSpec> cases_;    // the work points into them
   std::vector<ReplayCaseWork> work_;
   size_t rows_ = 0;
   std::vector<CaseResult> results_;
