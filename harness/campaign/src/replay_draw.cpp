@@ -200,7 +200,11 @@ void ReplayDrawer::Draw(const WorkItem& item) {
     (*context_.results)[w.first_row + k] = cr;
     sink.Judged(w.first_row + k, cr, skipped);
   };
+  // A side that failed: its rows skipped or errors. Not when a stop signal came meanwhile: the signal killed the
+  // side's process (KillSamplerChildren), which is samplecheck's doing, not the side's; the rows are left out
+  // unjudged (the report is interrupted), as run leaves out the case being drawn.
   auto give_up = [&](const std::string& skip, const std::string& error) {
+    if (sink.Halted()) return;
     for (size_t k : live) {
       CaseResult cr = w.rows[k].result;
       cr.status = skip.empty() ? CaseStatus::kError : CaseStatus::kSkipped;

@@ -93,8 +93,13 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
   if (failed > 0) problems.push_back(std::to_string(failed) + " case(s) failed");
   if (errors > 0) problems.push_back(std::to_string(errors) + " case(s) could not be judged (error)");
   if (interrupted) {
+    // replay keeps no journal: only run's interrupted reports can be finished (a replay report's sampler_spec is
+    // "replay --engine ... --trainer ...").
+    const bool replay = sampler_spec.rfind("replay ", 0) == 0;
     problems.push_back("interrupted: " + std::to_string(cases.size()) + " of " + std::to_string(planned_cases) +
-                       " cases finished (samplecheck run --resume finishes the run)");
+                       " cases finished" +
+                       (replay ? " (samplecheck replay keeps no journal: run the replay again)"
+                               : " (samplecheck run --resume finishes the run)"));
   }
   if (skipped > 0 && !evidence.allow_skipped) {
     problems.push_back(std::to_string(skipped) + " case(s) skipped, never judged (--allow-skipped accepts them)");

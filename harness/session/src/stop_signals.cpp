@@ -21,7 +21,8 @@ void Say(const char* text) {
 
 extern "C" void OnGraceOver(int) {
   Say("samplecheck: a sampler call did not return within the grace after the stop signal; ending now without "
-      "writing the report (run, verify: the journal keeps every finished case, --resume; identify: nothing kept)\n");
+      "writing the report (run: the journal keeps every finished case, --resume finishes the run; verify, replay, "
+      "identify: nothing kept)\n");
   ::_exit(128 + (g_signal ? int(g_signal) : SIGINT));
 }
 
