@@ -168,6 +168,44 @@ PY
     done
     echo "PASS (stop_signals)"
     ;;
+  huge_messages)
+    # Issue 44: a process error's message is quoted bounded (4 KB and "(N bytes more)"), once per case: a 20 MB
+    # ERROR answer made a 240 MB report. A client that writes 20 MB on stderr and exits is quoted by the last 4 KB of
+    # its stderr; one whose HELLO is refused with 20 MB is started once and refused with a bounded message.
+    write_topk_suite
+    rm -f "$dir"/*.starts
+    expect_rc 1 "$bin" replay --suite "$dir/topk.json" --quiet --report "$dir/r.json" \
+      --trainer "process:exec python3 $client huge-error $dir/h.starts"
+    [ "$(stat -c %s "$dir/r.json")" -lt 200000 ] || fail "a 20 MB ERROR made a $(stat -c %s "$dir/r.json") byte report"
+    python3 - "$dir/r.json" <<'PY' || fail "the ERROR's message is not quoted bounded in every case"
+import json, sys
+rows = [c for c in json.load(open(sys.argv[1]))["cases"] if c["name"] != "aggregate"]
+assert len(rows) == 4 and all(c["status"] == "error" for c in rows), [(c["name"], c["status"]) for c in rows]
+for c in rows:
+    reason = c["reason"]
+    assert "LOGPROBS_BATCH failed: out of memory: xxxx" in reason and reason.endswith(" bytes more)"), reason[-200:]
+    assert len(reason) < 4500, len(reason)
+PY
+    [ "$(wc -l <"$dir/h.starts")" -eq 1 ] || fail "the failing trainer was started $(wc -l <"$dir/h.starts") times"
+    expect_rc 1 "$bin" replay --suite "$dir/topk.json" --quiet --report "$dir/r.json" \
+      --trainer "process:exec python3 $client huge-exit $dir/x.starts"
+    [ "$(stat -c %s "$dir/r.json")" -lt 200000 ] || fail "20 MB of stderr made a $(stat -c %s "$dir/r.json") byte report"
+    python3 - "$dir/r.json" <<'PY' || fail "the dead trainer's stderr is not quoted bounded"
+import json, sys
+rows = [c for c in json.load(open(sys.argv[1]))["cases"] if c["name"] != "aggregate"]
+assert len(rows) == 4 and all(c["status"] == "error" for c in rows), [(c["name"], c["status"]) for c in rows]
+for c in rows:
+    assert "exited with status 3" in c["reason"] and c["reason"].endswith("last words"), c["reason"][-200:]
+    assert len(c["reason"]) < 4700, len(c["reason"])
+PY
+    [ "$(wc -l <"$dir/x.starts")" -eq 1 ] || fail "the dying trainer was started $(wc -l <"$dir/x.starts") times"
+    expect_rc 2 "$bin" replay --suite "$dir/topk.json" --quiet --trainer "process:exec python3 $client huge-refuse $dir/r.starts"
+    [ "$(stat -c %s "$dir/err.txt")" -lt 10000 ] || fail "a 20 MB refusal printed $(stat -c %s "$dir/err.txt") bytes"
+    grep -q "^samplecheck replay: --trainer: process replay source .* cannot serve: no model: mmmm.*\.\.\. ([0-9]* bytes more)$" \
+      "$dir/err.txt" || fail "the refusal is not quoted bounded"
+    [ "$(wc -l <"$dir/r.starts")" -eq 1 ] || fail "the refused trainer was started $(wc -l <"$dir/r.starts") times"
+    echo "PASS (huge_messages)"
+    ;;
   cuda_passes)
     nvidia-smi -L >/dev/null 2>&1 || { echo "SKIPPED: no CUDA device (nvidia-smi -L lists none)"; exit 77; }
     expect_rc 0 "$bin" replay --suite replay-smoke --engine cuda --trainer cuda --quiet --report "$dir/cuda.json"

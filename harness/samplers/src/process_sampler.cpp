@@ -60,6 +60,21 @@ std::string Printable(std::string_view text) {
   return out;
 }
 
+// The most of a client's own text (an ERROR's message) a message quotes: a report holds each case's reason, and a
+// client's 20 MB error copied into every case made a 240 MB report.
+constexpr size_t kMaxQuotedBytes = 4096;
+
+// `text` as a message quotes it: whole up to kMaxQuotedBytes, else its first kMaxQuotedBytes (cut before a UTF-8
+// sequence, not inside one) and "... (N bytes more)".
+std::string Bounded(std::string text) {
+  if (text.size() <= kMaxQuotedBytes) return text;
+  size_t cut = kMaxQuotedBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  const size_t more = text.size() - cut;
+  text.resize(cut);
+  return text + "... (" + std::to_string(more) + " bytes more)";
+}
+
 // How a ProcessSampler names itself and quotes its client.
 struct Identity {
   std::string label;         // errors of the transport and the protocol start with it
@@ -550,7 +565,7 @@ class ProcessSampler final : public Sampler {
   Status AnswerError(const Frame& frame, const char* request) {
     Reader in(frame.payload);
     const uint32_t code = in.U32();
-    const std::string message = in.Str();
+    const std::string message = Bounded(in.Str());
     if (!in.ok()) return Broken(std::string("sent a malformed ERROR for ") + request);
     return ErrorOfCode(code, identity_.plugin_host ? message : Name() + ": " + request + " failed: " + message);
   }
@@ -560,7 +575,7 @@ class ProcessSampler final : public Sampler {
   Status Refused(const Frame& frame) {
     Reader in(frame.payload);
     const uint32_t code = in.U32();
-    const std::string message = in.Str();
+    const std::string message = Bounded(in.Str());
     if (!in.ok()) return Broken("sent a malformed ERROR in answer to HELLO");
     child_->Kill();
     return ErrorOfCode(code, identity_.plugin_host ? message : identity_.label + " cannot serve: " + message);
