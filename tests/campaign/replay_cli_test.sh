@@ -115,14 +115,12 @@ PY
       done
     done
     rm -f "$dir"/*.starts
-    start=$(date +%s.%N)
+    # The start count is the evidence (no wall-clock bound: the deadline is paid once per start).
     SAMPLECHECK_PROCESS_TIMEOUT_S=2 expect_rc 2 "$bin" replay --suite "$dir/topk.json" --quiet \
       --engine "process:exec python3 $client mute $dir/m.starts"
-    took=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$start" "$(date +%s.%N)")
     grep -q "^samplecheck replay: --engine: .*did not answer in time while waiting for its HELLO: the deadline of 2 s" \
       "$dir/err.txt" || fail "the stuck handshake's error does not name the deadline"
     [ "$(wc -l <"$dir/m.starts")" -eq 1 ] || fail "the stuck engine was started $(wc -l <"$dir/m.starts") times"
-    python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 3.5)" "$took" || fail "a stuck handshake took $took s (2 s deadline)"
     echo "PASS (process_started_once)"
     ;;
   stop_signals)
