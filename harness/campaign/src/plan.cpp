@@ -133,44 +133,89 @@ Status PrepareCases(CampaignWork& work, const Suite& suite, const PlanInputs& in
   return Status::Ok();
 }
 
+// The --max-draws a recorded plan was drawn under: the cap of its cases recorded below this run's (the suite's, or
+// --max-draws) (none when every cap is this run's or a time budget's). A run caps every such case at its one
+// --max-draws, so two such caps are no plan a run records. A replay of a capped plan is as capped as the run that
+// recorded it, and says so (the gate's power floor and cap check read max_draws_override).
+Result<std::optional<uint64_t>> RecordedCap(const CampaignWork& work, const std::vector<const PlannedCase*>& recorded,
+                                            const std::string& refuse) {
+  std::optional<uint64_t> cap;
+  std::string capped;
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    const uint64_t at = recorded[i]->max_draws;
+    if (work.prepared[i].skip || at >= work.budgets[i].max_draws) continue;
+    if (cap && *cap != at) {
+      return InvalidArgument(refuse + "it caps case " + capped + " at " + std::to_string(*cap) + " draws and case " +
+                             work.prepared[i].result.name + " at " + std::to_string(at) +
+                             ", both below the suite's caps (a run lowers them to its one --max-draws)");
+    }
+    cap = at;
+    capped = work.prepared[i].result.name;
+  }
+  return cap;
+}
+
 // --plan-from (or a resumed journal's plan): every case's draws and cap as recorded. The recorded cases must be
-// exactly this suite's, and (when the record has one) the fingerprint the same: same rows, seeds and profile.
+// exactly this suite's, each once, and (when the record has one) the fingerprint the same: same rows, seeds and
+// profile. The recorded draws never make a pass this suite's own plan would not: a case recorded with fewer draws
+// than this suite and seed plan for it (under this run's caps and the recorded --max-draws) is cut (recorded_cut),
+// judged by the power floor as a --max-draws cap is, whatever "why" the record gives.
 Status ApplyRecordedPlan(CampaignWork& work, const DrawPlan& recorded, const std::string& source) {
-  std::unordered_map<std::string, const PlannedCase*> by_name;
-  for (const PlannedCase& c : recorded.cases) by_name[c.name] = &c;
   const std::string refuse = "the plan of " + source + " is not this campaign's: ";
+  std::unordered_map<std::string, const PlannedCase*> by_name;
+  by_name.reserve(recorded.cases.size());
+  for (const PlannedCase& c : recorded.cases) {
+    if (!by_name.emplace(c.name, &c).second) return InvalidArgument(refuse + "it lists case " + c.name + " twice");
+  }
   // --case draws some cases of a whole suite's plan: each must be in it (the fingerprint is the whole plan's).
   const bool part = !work.report.selected_cases.empty() && by_name.size() > work.prepared.size();
   if (by_name.size() != work.prepared.size() && !part) {
     return InvalidArgument(refuse + "it plans " + std::to_string(by_name.size()) + " cases, this suite " +
                            std::to_string(work.prepared.size()) + " (same suite and --generated needed)");
   }
+  std::vector<const PlannedCase*> of_case(work.prepared.size());
   for (size_t i = 0; i < work.prepared.size(); ++i) {
-    PreparedCase& pc = work.prepared[i];
+    const PreparedCase& pc = work.prepared[i];
     const auto found = by_name.find(pc.result.name);
     if (found == by_name.end()) return InvalidArgument(refuse + "it has no case " + pc.result.name);
-    pc.result.max_draws = found->second->max_draws;
-    if (Status st = PlanAtDraws(pc, pc.skip ? 0 : found->second->draws); !st.ok()) return st;
-    work.why[i] = found->second->why;
+    of_case[i] = found->second;
+    if (RowCase(pc) && found->second->draws > found->second->max_draws) {
+      return InvalidArgument(refuse + "it gives case " + pc.result.name + " " + std::to_string(found->second->draws) +
+                             " draws, above its cap max_draws " + std::to_string(found->second->max_draws));
+    }
+  }
+  const Result<std::optional<uint64_t>> cap = RecordedCap(work, of_case, refuse);
+  if (!cap.ok()) return cap.error();
+  for (size_t i = 0; i < work.prepared.size(); ++i) {
+    PreparedCase& pc = work.prepared[i];
+    const PlannedCase& rec = *of_case[i];
+    // What this suite plans for the case: its prepared draws (under --max-draws), or, for a case the record caps at
+    // its --max-draws, those under that cap.
+    uint64_t own = pc.result.draws;
+    if (*cap && rec.max_draws == **cap && **cap < work.budgets[i].max_draws && !pc.skip) {
+      CaseBudget budget = work.budgets[i];
+      budget.max_draws = **cap;
+      budget.min_draws = std::min(budget.min_draws, budget.max_draws);
+      PreparedCase trial{pc.result, {}, pc.p0, {}, {}, false};
+      if (pc.result.batch.size == 0 && !pc.result.unsamplable && !pc.refusal) {
+        if (Status st = PlanCaseDraws(trial, budget); !st.ok()) return st;
+        own = trial.result.draws;
+      } else {
+        own = std::min(own, **cap);
+      }
+    }
+    const bool judged = !pc.skip && !pc.result.unsamplable && !pc.refusal;
+    pc.result.max_draws = rec.max_draws;
+    pc.result.recorded_cut = judged && rec.draws < own;
+    if (Status st = PlanAtDraws(pc, pc.skip ? 0 : rec.draws); !st.ok()) return st;
+    work.why[i] = pc.result.recorded_cut ? DrawsWhy::kCap : rec.why;
   }
   if (recorded.fingerprint != 0 && !part && PlanFingerprint(work.prepared) != recorded.fingerprint) {
     return InvalidArgument(refuse + "its cases have other rows, seeds, parameters or profile (give the same "
                            "--seed, --draw-seed and --profile as the run that recorded it)");
   }
+  if (*cap) work.report.max_draws_override = **cap;
   return Status::Ok();
-}
-
-// The --max-draws a recorded plan was drawn under: the cap of its cases recorded below the suite's (none when every
-// cap is the suite's or a time budget's). A replay of a capped plan is as capped as the run that recorded it, and
-// says so (the gate's power floor and cap check read max_draws_override).
-std::optional<uint64_t> RecordedMaxDraws(const CampaignWork& work) {
-  std::optional<uint64_t> cap;
-  for (size_t i = 0; i < work.prepared.size(); ++i) {
-    const uint64_t recorded = work.prepared[i].result.max_draws;
-    if (work.prepared[i].skip || recorded >= work.budgets[i].max_draws) continue;
-    cap = std::min(cap.value_or(recorded), recorded);
-  }
-  return cap;
 }
 
 // The journal's finished cases (--resume) are this suite's cases as they were when the journal was started (a suite
@@ -211,7 +256,9 @@ Status MatchFinished(CampaignWork& work, const std::vector<CaseResult>& finished
       return InvalidArgument("cannot resume: case " + pc.result.name +
                              " of the journal was planned differently (seed, draws or profile); start afresh");
     }
+    const bool cut = pc.result.recorded_cut;  // the plan says whether it is cut, not the journal's line
     pc.result = *done->second;
+    pc.result.recorded_cut = cut;
     work.resumed[i] = true;
   }
   for (const std::vector<size_t>& unit : work.units) {
@@ -289,7 +336,6 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
   PlanBasis basis = in.budget_seconds > 0 ? PlanBasis::kBudgetCaps : PlanBasis::kPower;
   if (in.recorded) {
     if (Status st = ApplyRecordedPlan(work, *in.recorded, in.recorded_source); !st.ok()) return st.error();
-    if (!in.max_draws) work.report.max_draws_override = RecordedMaxDraws(work);
     basis = PlanBasis::kRecorded;
   }
   if (Status st = MatchFinished(work, *in.finished, in.max_draws); !st.ok()) return st.error();

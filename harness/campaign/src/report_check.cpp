@@ -353,6 +353,16 @@ Status CheckCaseAgainstPlan(const CampaignReport& r, const CaseResult& c, const 
     return Inconsistent("case " + c.name + ": " + std::to_string(c.draws) + " draws, its report's draw_plan gives it " +
                         std::to_string(pc.result.draws));
   }
+  // A recorded plan's draws below this suite's own plan are a cut the power floor judges (recorded_cut): a report
+  // that draws them without saying so hides it.
+  if (c.recorded_cut != pc.result.recorded_cut) {
+    return Inconsistent("case " + c.name + ": " + std::to_string(c.draws) + " draws " +
+                        (pc.result.recorded_cut
+                             ? "below what suite " + suite_name +
+                                   " plans for it, but plan.recorded_cut is not set (a recorded "
+                                   "plan's cut is judged by the power floor)"
+                             : "are what suite " + suite_name + " plans for it, but plan.recorded_cut is set"));
+  }
   if (!SameStoredNumber(c.alpha_plan, pc.result.alpha_plan)) {
     return Inconsistent("case " + c.name + ": plan.alpha_per_test " + FormatSignificant(c.alpha_plan) +
                         " is not the plan's " + FormatSignificant(pc.result.alpha_plan));

@@ -1,5 +1,6 @@
 // The Plan stage's record (result.h, DrawPlan): its JSON form, and the plan of a report for `run --plan-from`.
 #include <stdexcept>
+#include <unordered_set>
 
 #include "samplecheck/checks/result.h"
 #include "samplecheck/suites/json_text.h"
@@ -84,12 +85,26 @@ Result<DrawPlan> DrawPlanFromJson(const json& j) {
     plan.planned_seconds = ReadJsonNumber(j.at("planned_seconds"));
     plan.spent_seconds = ReadJsonNumber(j.at("spent_seconds"));
     plan.fingerprint = j.at("fingerprint").get<uint64_t>();
+    // The fingerprint ties the plan to its suite, seeds and draws; a record without one would replay on anything.
+    if (plan.fingerprint == 0) {
+      return Error{ErrorCode::kParse,
+                   "\"draw_plan\": \"fingerprint\" is 0; a recorded plan carries the nonzero "
+                   "fingerprint of its cases (every run records one)"};
+    }
     plan.replanned = j.at("replanned").get<uint32_t>();
-    for (const json& c : j.at("cases")) {
+    const json& cases = j.at("cases");
+    if (!cases.is_array()) return Error{ErrorCode::kParse, "\"draw_plan\": \"cases\" is not an array"};
+    plan.cases.reserve(cases.size());
+    std::unordered_set<std::string> names;
+    names.reserve(cases.size());
+    for (const json& c : cases) {
+      std::string name = c.at("case").get<std::string>();
       Result<DrawsWhy> why = DrawsWhyFromName(c.at("why").get<std::string>());
-      if (!why.ok()) return why.error().WithContext("\"draw_plan\" case " + c.at("case").get<std::string>());
-      plan.cases.push_back(
-          {c.at("case").get<std::string>(), c.at("draws").get<uint64_t>(), c.at("max_draws").get<uint64_t>(), *why});
+      if (!why.ok()) return why.error().WithContext("\"draw_plan\" case " + name);
+      if (!names.insert(name).second) {
+        return Error{ErrorCode::kParse, "\"draw_plan\": case " + name + " is listed twice (each case once)"};
+      }
+      plan.cases.push_back({std::move(name), c.at("draws").get<uint64_t>(), c.at("max_draws").get<uint64_t>(), *why});
     }
   } catch (const std::exception& e) {
     return Error{ErrorCode::kParse, std::string("\"draw_plan\": ") + JsonErrorText(e)};

@@ -75,8 +75,9 @@ std::vector<const CaseResult*> CampaignReport::UnderpoweredCases() const {
   std::vector<const CaseResult*> out;
   for (const CaseResult& c : cases) {
     const bool judged = c.status == CaseStatus::kPass || c.status == CaseStatus::kFail;
-    const bool cut = max_draws_override && c.max_draws == *max_draws_override && c.draws < c.planned_draws;
-    if (judged && cut && c.batch.size == 0 && c.tests > 0 && !(c.achieved_power >= power)) out.push_back(&c);
+    const bool capped = max_draws_override && c.max_draws == *max_draws_override && c.batch.size == 0;
+    const bool cut = (capped || c.recorded_cut) && c.draws < c.planned_draws;
+    if (judged && cut && c.tests > 0 && !(c.achieved_power >= power)) out.push_back(&c);
   }
   return out;
 }
@@ -112,8 +113,13 @@ std::vector<std::string> CampaignReport::VerdictProblems() const {
     os.precision(3);
     os << "underpowered: " << weak.size() << " judged case(s) below power " << power << " at their TV (lowest "
        << weakest->achieved_power << ": " << weakest->name << ", " << weakest->draws << " draws, "
-       << weakest->planned_draws << " planned at TV " << weakest->tv << ") under --max-draws " << *max_draws_override
-       << "; raise it, or --allow-underpowered accepts the weaker evidence";
+       << weakest->planned_draws << " planned at TV " << weakest->tv << ")";
+    if (weakest->recorded_cut) {
+      os << " under a recorded plan that gives fewer draws than this suite plans; run without --plan-from";
+    } else {
+      os << " under --max-draws " << *max_draws_override << "; raise it";
+    }
+    os << ", or --allow-underpowered accepts the weaker evidence";
     problems.push_back(os.str());
   }
   if (equivalence_eps > 0) {

@@ -62,6 +62,7 @@ json CaseToJson(const CaseResult& c) {
                {"planned_draws", c.planned_draws},
                {"max_draws", c.max_draws},
                {"achieved_power", JsonNumber(c.achieved_power)}};
+  if (c.recorded_cut) j["plan"]["recorded_cut"] = true;
   j["draws"] = c.draws;
   for (const auto& [key, value] : c.checks.items()) j[key] = value;
   j["tests"] = c.tests;
@@ -122,6 +123,7 @@ CaseResult CaseFromJsonOrThrow(const json& j, const std::string& at) {
   c.planned_draws = Field<uint64_t>(plan, pat, "planned_draws");
   c.max_draws = Field<uint64_t>(plan, pat, "max_draws");
   c.achieved_power = NumberField(plan, pat, "achieved_power");
+  if (plan.contains("recorded_cut")) c.recorded_cut = Field<bool>(plan, pat, "recorded_cut");
   c.draws = Field<uint64_t>(j, at, "draws");
   c.tests = Field<uint32_t>(j, at, "tests");
   c.p_value = NumberField(j, at, "p_value");

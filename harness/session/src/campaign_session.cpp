@@ -15,21 +15,38 @@
 #include "samplecheck/session/stop_signals.h"
 #include "samplecheck/suites/generated.h"
 #include "samplecheck/suites/json_text.h"
+#include "samplecheck/suites/suite_file.h"
 
 namespace samplecheck::harness {
 namespace {
 
 inline constexpr char kPlanSchema[] = "samplecheck-plan/1";
+// The most a plan file (a journal's, samplecheck-plan/1) may hold: one short entry per case, as many as a suite file
+// of kMaxSuiteBytes could list. A report given to --plan-from is read under a report's cap.
+inline constexpr uint64_t kMaxPlanBytes = kMaxSuiteBytes;
+inline constexpr uint64_t kMaxPlanReportBytes = uint64_t{1} << 30;
 
 // The recorded plan of `path`: a journal's plan file, or a report's draw_plan (or, for a report written before
-// plans were recorded, the draws of its cases).
-Result<DrawPlan> LoadPlan(const std::filesystem::path& path) {
-  auto text = ReadFileCapped(path, uint64_t{1} << 30, "--plan-from");
+// plans were recorded, the draws of its cases). Only a regular file: a FIFO or a device would block the open.
+Result<DrawPlan> LoadPlan(const std::filesystem::path& path, bool journal_plan) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return InvalidArgument(path.string() + " is not a regular file (a plan is read from a report or plan file)");
+  }
+  auto text = journal_plan ? ReadFileCapped(path, kMaxPlanBytes, "a plan")
+                           : ReadFileCapped(path, kMaxPlanReportBytes, "a report or plan");
   if (!text.ok()) return text.error();
   auto json = ParseJsonStrict(*text, path.string());
   if (!json.ok()) return json.error();
   if (json->is_object() && json->value("schema", "") == kPlanSchema) {
-    return DrawPlanFromJson(json->contains("draw_plan") ? (*json)["draw_plan"] : nlohmann::json());
+    if (text->size() > kMaxPlanBytes) {
+      return InvalidArgument("a plan " + path.string() + " is larger than " + std::to_string(kMaxPlanBytes) +
+                             " bytes, the most samplecheck reads as a plan");
+    }
+    auto plan = DrawPlanFromJson(json->contains("draw_plan") ? (*json)["draw_plan"] : nlohmann::json());
+    if (!plan.ok()) return plan.error().WithContext(path.string());
+    return plan;
   }
   auto report = ReportFromJson(*json);
   if (!report.ok()) return report.error().WithContext(path.string());
@@ -79,7 +96,7 @@ int RunSession::RunSamplerCampaign(const Suite& suite, CampaignOptions options) 
 Status RunSession::Prepare(CampaignOptions& options) {
   options.observer = this;
   if (!o_.plan_from.empty()) {
-    auto plan = LoadPlan(o_.plan_from);
+    auto plan = LoadPlan(o_.plan_from, false);
     if (!plan.ok()) return InvalidArgument("--plan-from " + o_.plan_from.string() + ": " + plan.error().message);
     options.plan_from = std::move(*plan);
     options.plan_from_source = o_.plan_from.string();
@@ -103,7 +120,7 @@ Status RunSession::Resume(CampaignOptions& options) {
   resumed_cases_ = options.finished.size();
   // The plan the run started with (its time budget measured a machine that may be another now).
   if (!options.plan_from && std::filesystem::exists(plan_path_)) {
-    auto plan = LoadPlan(plan_path_);
+    auto plan = LoadPlan(plan_path_, true);
     if (!plan.ok()) return InvalidArgument("cannot resume: " + plan.error().message);
     options.plan_from = std::move(*plan);
     options.plan_from_source = plan_path_.string();

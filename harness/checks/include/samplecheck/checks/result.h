@@ -90,8 +90,12 @@ struct CaseResult {
   // What the case is judged with; the report keeps them in the case's "equivalence" fields.
   double equivalence_eps = 0.0;
   double equivalence_chi2_eps = 0.0;
-  uint64_t planned_draws = 0;   // from the power planner (before the cap)
-  uint64_t max_draws = 0;       // the cap
+  uint64_t planned_draws = 0;  // from the power planner (before the cap)
+  uint64_t max_draws = 0;      // the cap
+  // A recorded plan (--plan-from, a resumed journal's) gave the case fewer draws than this suite and seed plan for it
+  // under the run's caps: a cut like --max-draws, judged by the power floor (UnderpoweredCases). The report's
+  // plan.recorded_cut (written when true).
+  bool recorded_cut = false;
   uint64_t draws = 0;           // draws made
   double achieved_power = 0.0;  // power at `tv` of the gate binning at `draws` (worst-case shift)
 
@@ -303,8 +307,9 @@ struct CampaignReport {
   size_t Count(CaseStatus status) const;
   uint64_t JudgedCases() const;  // not skipped, not errored
   uint64_t JudgedDraws() const;  // draws of the judged cases
-  // Judged row cases (not batch rows, at least one p-value test) that --max-draws (max_draws_override) kept below
-  // their planned draws and below `power` at their TV.
+  // Judged cases (at least one p-value test) below `power` at their TV and below their planned draws that were cut:
+  // row cases (not batch rows) at --max-draws (max_draws_override), and any case a recorded plan gave fewer draws
+  // than this suite plans for it (recorded_cut).
   std::vector<const CaseResult*> UnderpoweredCases() const;
 };
 
