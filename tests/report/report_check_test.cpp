@@ -114,6 +114,30 @@ TEST(ReportCheckTest, MaxDrawsBelowTheTargetPowerIsNoPassUnlessAllowed) {
   EXPECT_TRUE(r.UnderpoweredCases().empty());
 }
 
+// Issue 44: a recorded plan's draws below the suite's plan are a cut whatever the report's --max-draws (none here)
+// and the plan's "why" say; the mark survives the report's JSON, and is written only where it is set.
+TEST(ReportCheckTest, ARecordedCutIsUnderpoweredWithoutAMaxDraws) {
+  CampaignReport r = ThreeCases();
+  r.max_draws_override.reset();
+  r.evidence.allow_underpowered = false;
+  ASSERT_TRUE(r.UnderpoweredCases().empty());
+  ASSERT_FALSE(ReportToJson(r)["cases"][0]["plan"].contains("recorded_cut"));
+  for (CaseResult& c : r.cases) c.recorded_cut = true;
+  ASSERT_FALSE(r.UnderpoweredCases().empty());
+  EXPECT_FALSE(r.Passed());
+  const std::vector<std::string> problems = r.VerdictProblems();
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems.back().find("under a recorded plan that gives fewer draws than this suite plans"),
+            std::string::npos)
+      << problems.back();
+  Result<CampaignReport> back = ReportFromJson(ReportToJson(r));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->cases[0].recorded_cut);
+  EXPECT_FALSE(back->Passed());
+  r.evidence.allow_underpowered = true;
+  EXPECT_TRUE(r.Passed());
+}
+
 TEST(ReportCheckTest, CaseSpecDifferenceNamesWhatChanged) {
   const CampaignReport r = ThreeCases();
   CaseResult edited = r.cases[0];
