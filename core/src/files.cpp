@@ -80,19 +80,42 @@ Status ReplaceableFile(const std::filesystem::path& path) {
   return Status::Ok();
 }
 
+bool IsLink(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+// The file a symbolic link at `path` names, link after link, also when that file does not exist yet (a dangling
+// link names the file a write creates; weakly_canonical alone would stop at the link itself).
+Result<std::filesystem::path> ResolveLink(const std::filesystem::path& path) {
+  std::filesystem::path p = path;
+  for (int hops = 0; IsLink(p); ++hops) {
+    std::error_code ec;
+    const std::filesystem::path next = std::filesystem::read_symlink(p, ec);
+    if (ec || hops == 40) {
+      return Error{ErrorCode::kIo, "cannot resolve the link " + path.string() + ": " +
+                                       (ec ? ec.message() : std::string("more than 40 links in a row"))};
+    }
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  std::error_code ec;
+  std::filesystem::path resolved = std::filesystem::weakly_canonical(p, ec);
+  if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + path.string() + ": " + ec.message()};
+  return resolved;
+}
+
 // The file the caller means: the final path itself, or (following a link when allowed) the file it names. Refuses
 // what may not be replaced (ReplaceableFile).
 Result<std::filesystem::path> Target(const std::filesystem::path& path, const WriteOptions& options) {
-  struct stat st {};
   std::filesystem::path target = path;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+  if (IsLink(path)) {
     if (!options.follow_symlink) {
       return Error{ErrorCode::kIo, "will not write " + path.string() +
                                        ": it is a symbolic link (remove it, or ask to follow links)"};
     }
-    std::error_code ec;
-    target = std::filesystem::weakly_canonical(path, ec);
-    if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + path.string() + ": " + ec.message()};
+    Result<std::filesystem::path> resolved = ResolveLink(path);
+    if (!resolved.ok()) return resolved.error();
+    target = *resolved;
   }
   if (Status replaceable = ReplaceableFile(target); !replaceable.ok()) return replaceable.error();
   return target;
@@ -178,9 +201,10 @@ Status CheckWritable(const std::filesystem::path& path, const WriteOptions& opti
   return Status::Ok();
 }
 
-Result<std::string> ReadFileCapped(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError("cannot read " + std::string(what), path, errno);
+namespace {
+
+// The whole content of the open `fd` (closed here), at most `max_bytes` (ReadFileCapped).
+Result<std::string> ReadCapped(int fd, const std::filesystem::path& path, uint64_t max_bytes, std::string_view what) {
   std::string content;
   char buf[1 << 16];
   while (true) {
@@ -202,6 +226,36 @@ Result<std::string> ReadFileCapped(const std::filesystem::path& path, uint64_t m
   }
   ::close(fd);
   return content;
+}
+
+}  // namespace
+
+Result<std::string> ReadFileCapped(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot read " + std::string(what), path, errno);
+  return ReadCapped(fd, path, max_bytes, what);
+}
+
+Result<std::string> ReadRegularFileCapped(const std::filesystem::path& path, uint64_t max_bytes,
+                                          std::string_view what) {
+  // O_NONBLOCK: the open of a FIFO without a writer returns at once instead of blocking (and a blocked open() is
+  // not ended by a stop signal); the file is checked before a byte is read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return IoError("cannot read " + std::string(what), path, errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError("cannot read " + std::string(what), path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{ErrorCode::kIo, "will not read " + std::string(what) + " " + path.string() + ": it is " +
+                                     KindOf(st.st_mode) + ", not a regular file"};
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return ReadCapped(fd, path, max_bytes, what);
 }
 
 Status AppendLineDurably(const std::filesystem::path& path, std::string_view line) {
@@ -317,12 +371,22 @@ void OutputLock::Release() {
   fd_ = -1;
 }
 
-Result<std::vector<OutputLock>> LockOutputs(const std::vector<NamedPath>& outputs) {
+Result<std::vector<OutputLock>> LockOutputs(const std::vector<NamedPath>& outputs, const WriteOptions& options) {
   std::vector<OutputLock> locks;
   for (const NamedPath& out : outputs) {
     if (out.path.empty()) continue;
-    Result<OutputLock> lock = OutputLock::Acquire(out.path);
-    if (!lock.ok()) return lock.error();
+    // The file that is written (Target): through a link, the file it names, so that a writer through the link and
+    // one on the target's own path take the same lock.
+    std::filesystem::path locked = out.path;
+    std::string context;  // the link, when one was followed
+    if (options.follow_symlink && IsLink(out.path)) {
+      Result<std::filesystem::path> resolved = ResolveLink(out.path);
+      if (!resolved.ok()) return resolved.error();
+      locked = *resolved;
+      context = out.role + " " + out.path.string() + " (a link to " + locked.string() + ")";
+    }
+    Result<OutputLock> lock = OutputLock::Acquire(locked);
+    if (!lock.ok()) return context.empty() ? lock.error() : lock.error().WithContext(context);
     locks.push_back(std::move(*lock));
   }
   return locks;

@@ -94,5 +94,55 @@ TEST_F(FilesTest, OneWriterPerOutput) {
   EXPECT_TRUE(OutputLock::Acquire(report).ok());
 }
 
+// An output written through a symbolic link (--follow-symlinks) is locked on the file the link names: a writer
+// through the link and one on the target's own path are one writer (issue 44); the refusal names the link.
+TEST_F(FilesTest, ALinkedOutputIsLockedOnItsTarget) {
+  const fs::path real = fs::canonical(dir_) / "real.json";
+  const fs::path link = dir_ / "link.json";
+  fs::create_symlink("real.json", link);
+  const WriteOptions follow{.follow_symlink = true};
+  {
+    Result<std::vector<OutputLock>> first = LockOutputs({{"--report", real}});
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    Result<std::vector<OutputLock>> through = LockOutputs({{"--report", link}}, follow);
+    ASSERT_FALSE(through.ok());
+    EXPECT_NE(through.error().message.find("--report " + link.string() + " (a link to " + real.string() +
+                                           "): another samplecheck (pid " + std::to_string(::getpid()) +
+                                           ") is writing " + real.string()),
+              std::string::npos)
+        << through.error().message;
+  }
+  Result<std::vector<OutputLock>> through = LockOutputs({{"--report", link}}, follow);
+  ASSERT_TRUE(through.ok()) << through.error().message;
+  EXPECT_TRUE(fs::exists(OutputLock::LockPathFor(real)));
+  EXPECT_FALSE(fs::exists(OutputLock::LockPathFor(link)));
+  Result<std::vector<OutputLock>> second = LockOutputs({{"--report", real}});
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find("is writing " + real.string()), std::string::npos) << second.error().message;
+}
+
+// A file that must be a regular file (a case's .npy) is refused when it is a FIFO or a directory, without blocking
+// in open() (a FIFO without a writer), naming what it was read as, the path and what it is.
+TEST_F(FilesTest, ARegularFileReadRefusesAFifoWithoutBlocking) {
+  const fs::path fifo = dir_ / "rows.npy";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  Result<std::string> read = ReadRegularFileCapped(fifo, 1 << 20, "an .npy file");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, ErrorCode::kIo);
+  EXPECT_EQ(read.error().message,
+            "will not read an .npy file " + fifo.string() + ": it is a FIFO (named pipe), not a regular file");
+  read = ReadRegularFileCapped(dir_, 1 << 20, "an .npy file");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find(": it is a directory, not a regular file"), std::string::npos)
+      << read.error().message;
+  std::ofstream(dir_ / "a.npy") << "0123456789";
+  read = ReadRegularFileCapped(dir_ / "a.npy", 1 << 20, "an .npy file");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(*read, "0123456789");
+  read = ReadRegularFileCapped(dir_ / "a.npy", 4, "an .npy file");
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("is larger than 4 bytes"), std::string::npos) << read.error().message;
+}
+
 }  // namespace
 }  // namespace samplecheck

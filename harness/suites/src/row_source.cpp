@@ -512,7 +512,8 @@ Result<NpyArray> ParseNpy(const std::string& bytes, const std::string& what) {
 
 Result<NpyArray> LoadNpy(const std::filesystem::path& path) {
   constexpr uint64_t kMaxNpyBytes = uint64_t{2} << 30;  // 2 GiB: 2048 rows of V = 262144 in fp32
-  Result<std::string> bytes = ReadFileCapped(path, kMaxNpyBytes, "an .npy file");
+  // Never a FIFO or a device: the open would block (a FIFO without a writer) or read without end.
+  Result<std::string> bytes = ReadRegularFileCapped(path, kMaxNpyBytes, "an .npy file");
   if (!bytes.ok()) return bytes.error();
   return ParseNpy(*bytes, path.string());
 }

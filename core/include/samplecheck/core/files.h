@@ -71,13 +71,20 @@ class OutputLock {
   std::filesystem::path lock_path_;
 };
 
-// Locks of every non-empty path (OutputLock::Acquire each, in order); the first failure is returned.
-Result<std::vector<OutputLock>> LockOutputs(const std::vector<NamedPath>& outputs);
+// Locks of every non-empty path (OutputLock::Acquire each, in order); the first failure is returned. An output written
+// through a symbolic link (options.follow_symlink) is locked on the file the link resolves to ("<target>.lock"; its
+// failure names the output's role and the link): the link and the target's own path are one report, one writer.
+Result<std::vector<OutputLock>> LockOutputs(const std::vector<NamedPath>& outputs, const WriteOptions& options = {});
 
 // The whole content of the file at `path`, refusing more than `max_bytes` (a device such as /dev/zero, a FIFO, or a
 // file far larger than anything samplecheck reads would otherwise grow memory without bound). kIo naming the path,
 // `what` it was read as and the limit, or the OS reason.
 Result<std::string> ReadFileCapped(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what);
+
+// ReadFileCapped of a file that must be a regular file (a case's .npy, read again for every row): a FIFO, a socket, a
+// device or a directory is refused (kIo naming `what`, the path and what it is) without blocking, since it is opened
+// non-blocking and checked (fstat) before a byte is read; a FIFO would otherwise block open() until a writer comes.
+Result<std::string> ReadRegularFileCapped(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what);
 
 // Appends `line` and a newline to the file at `path` (created with mode 0644 when missing) and fsyncs it: a
 // journal line is either whole on disk or absent after a crash (a torn last line is detected by its reader).
