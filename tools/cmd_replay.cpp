@@ -70,10 +70,13 @@ std::string ReplaySummary(const harness::CampaignReport& report) {
   return summary;
 }
 
-// The session of the replay: its outputs, none of them an input (the suite file), one writer each (as run's).
+// The session of the replay: its outputs, none of them an input (the suite file, what the engine's and the trainer's
+// specs read: a plugin's library, the files a process command names), one writer each (as run's).
 harness::SessionOptions SessionOf(const ReplayOptions& o) {
   harness::SessionOptions s = harness::SessionFor("replay", o.report, o.html, o.follow_symlinks);
   s.inputs = {harness::SuiteFileInput(o.suite)};
+  for (NamedPath& in : harness::SpecInputs("--engine", o.engine)) s.inputs.push_back(std::move(in));
+  for (NamedPath& in : harness::SpecInputs("--trainer", o.trainer)) s.inputs.push_back(std::move(in));
   s.progress = o.progress;
   return s;
 }

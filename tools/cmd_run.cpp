@@ -111,7 +111,7 @@ int RunSpec(const RunOptions& o, const std::vector<std::string>& cases, const st
 harness::SessionOptions SessionOf(const RunOptions& o) {
   harness::SessionOptions s = harness::SessionFor("run", o.report, o.html, o.follow_symlinks);
   s.inputs = {harness::SuiteFileInput(o.suite)};
-  for (NamedPath& in : harness::SpecInputs("--sampler's plugin", o.sampler)) s.inputs.push_back(std::move(in));
+  for (NamedPath& in : harness::SpecInputs("--sampler", o.sampler)) s.inputs.push_back(std::move(in));
   s.progress = o.progress;
   s.journal_outputs = true;
   s.no_journal = o.no_journal;

@@ -13,7 +13,7 @@ namespace samplecheck::tools {
 int RunSpecCampaignCommand(const SpecRunArgs& a, const std::string& command_line) {
   harness::SessionOptions s = harness::SessionFor("run", a.report, a.html, a.follow_symlinks);
   s.inputs = {harness::SuiteFileInput(a.suite)};
-  for (NamedPath& in : harness::SpecInputs("--verifier's plugin", a.verifier)) s.inputs.push_back(std::move(in));
+  for (NamedPath& in : harness::SpecInputs("--verifier", a.verifier)) s.inputs.push_back(std::move(in));
   s.progress = a.quiet ? harness::Progress::Mode::kQuiet : harness::Progress::Mode::kAuto;
   harness::RunSession session(std::move(s));
   if (Status st = session.Open(); !st.ok()) return session.Fail(st);

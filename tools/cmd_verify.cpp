@@ -39,7 +39,7 @@ struct VerifyOptions {
 harness::SessionOptions SessionOf(const VerifyOptions& o) {
   harness::SessionOptions s = harness::SessionFor("verify", o.report, o.html, o.follow_symlinks);
   s.inputs = {{"--baseline", o.gate.baseline}, harness::SuiteFileInput(o.gate.suite)};
-  for (NamedPath& in : harness::SpecInputs("--sampler's plugin", o.sampler)) s.inputs.push_back(std::move(in));
+  for (NamedPath& in : harness::SpecInputs("--sampler", o.sampler)) s.inputs.push_back(std::move(in));
   s.progress = o.gate.campaign.progress;
   return s;
 }

@@ -146,12 +146,50 @@ TEST_F(SessionTest, CaseNpyAndPluginLibraryAreInputs) {
   Write(dir_ / "lib.so", "");
   const std::string lib = (dir_ / "lib.so").string();
   for (const std::string& spec : {"plugin:" + lib, "plugin-inproc:" + lib + ":bug=x", "lossy:plugin:" + lib}) {
-    const std::vector<NamedPath> plugin = SpecInputs("--sampler's plugin", spec);
+    const std::vector<NamedPath> plugin = SpecInputs("--sampler", spec);
     ASSERT_EQ(plugin.size(), 1u) << spec;
+    EXPECT_EQ(plugin[0].role, "--sampler's plugin") << spec;
     EXPECT_EQ(plugin[0].path.string(), lib) << spec;
   }
-  EXPECT_TRUE(SpecInputs("--sampler's plugin", "exact").empty());
-  EXPECT_TRUE(SpecInputs("--sampler's plugin", "process:python3 x.py").empty());
+  EXPECT_TRUE(SpecInputs("--sampler", "exact").empty());
+  EXPECT_TRUE(SpecInputs("--sampler", "process:python3 /no/such/x.py").empty());
+}
+
+// The files a process: command names are inputs (issue 44: `replay --trainer "process:python3 t.py" --report t.py`
+// replaced the trainer's script): each shell word, and an option's value, that is an existing regular file.
+TEST_F(SessionTest, FilesAProcessCommandNamesAreInputs) {
+  const std::string script = (dir_ / "my client.py").string();
+  const std::string config = (dir_ / "c.json").string();
+  Write(script, "");
+  Write(config, "{}");
+  EXPECT_EQ(CommandLineFiles("exec python3 '" + script + "' --config=" + config + " vllm"),
+            (std::vector<std::string>{script, config}));
+  EXPECT_EQ(CommandLineFiles("python3 \"" + script + "\" <" + config + ";echo " + config),
+            (std::vector<std::string>{script, config}));
+  EXPECT_EQ(CommandLineFiles("CFG=" + config + " python3 " + (dir_ / "my\\ client.py").string() + " " + dir_.string()),
+            (std::vector<std::string>{config, script}));  // a directory is no file
+  EXPECT_TRUE(CommandLineFiles("python3 /no/such/x.py 'unclosed").empty());
+  for (const std::string option : {"--sampler", "--verifier", "--engine", "--trainer"}) {
+    for (const std::string& spec : {"process:python3 '" + script + "'", "lossy:process:python3 '" + script + "'",
+                                    "sampler:process:python3 '" + script + "'"}) {
+      const std::vector<NamedPath> inputs = SpecInputs(option, spec);
+      ASSERT_EQ(inputs.size(), 1u) << spec;
+      EXPECT_EQ(inputs[0].role, "a file " + option + "'s process command names") << spec;
+      EXPECT_EQ(inputs[0].path.string(), script) << spec;
+    }
+  }
+  SessionOptions o = Options("replay", "");
+  o.report = script;
+  o.inputs = SpecInputs("--trainer", "process:python3 '" + script + "'");
+  RunSession session(o);
+  const Status st = session.Open();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("--report " + script + " is a file --trainer's process command names (" + script +
+                                    ") that this command reads"),
+            std::string::npos)
+      << st.error().message;
+  std::ifstream in(script);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "");  // left as it was
 }
 
 TEST_F(SessionTest, PendingJournalIsRefusedAndResumeFinishesIt) {

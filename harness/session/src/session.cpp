@@ -1,14 +1,17 @@
 // The run session of every command that writes a campaign's report (session.h): outputs, locks, the epilogue.
 #include "samplecheck/session/session.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "samplecheck/core/format.h"
 #include "samplecheck/report/html_report.h"
 #include "samplecheck/report/report.h"
+#include "samplecheck/samplers/kinds.h"
 #include "samplecheck/samplers/sampler_registry.h"
 #include "samplecheck/session/stop_signals.h"
 
@@ -74,10 +77,73 @@ std::vector<NamedPath> SuiteInputs(const ReplaySuite& suite) {
   return inputs;
 }
 
-std::vector<NamedPath> SpecInputs(const std::string& role, const std::string& spec) {
-  const std::string library = PluginLibraryOfSpec(spec);
+std::vector<std::string> CommandLineFiles(std::string_view command) {
+  // The words as /bin/sh splits them (quotes, backslashes; the operators ; & | < > ( ) end a word), without its
+  // expansions: a word that is a file's name when the shell runs it is one here too.
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  auto end_word = [&] {
+    if (in_word) words.push_back(word);
+    word.clear();
+    in_word = false;
+  };
+  for (size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (c == '\'') {
+      const size_t close = command.find('\'', i + 1);
+      word.append(command.substr(i + 1, close == std::string_view::npos ? std::string_view::npos : close - i - 1));
+      in_word = true;
+      if (close == std::string_view::npos) break;
+      i = close;
+    } else if (c == '"') {
+      in_word = true;
+      for (++i; i < command.size() && command[i] != '"'; ++i) {
+        if (command[i] == '\\' && i + 1 < command.size() &&
+            std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos) {
+          ++i;
+        }
+        word.push_back(command[i]);
+      }
+    } else if (c == '\\') {
+      if (i + 1 < command.size()) word.push_back(command[++i]);
+      in_word = true;
+    } else if (std::string_view(" \t\n;&|<>()").find(c) != std::string_view::npos) {
+      end_word();
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  end_word();
+  // Each word, and the value of an option or assignment word (--config=x.json, X=y): those naming a regular file.
+  std::vector<std::string> files;
+  auto add = [&](const std::string& candidate) {
+    std::error_code ec;
+    if (candidate.empty() || !std::filesystem::is_regular_file(candidate, ec)) return;
+    if (std::find(files.begin(), files.end(), candidate) == files.end()) files.push_back(candidate);
+  };
+  for (const std::string& w : words) {
+    add(w);
+    if (const size_t eq = w.find('='); eq != std::string::npos) add(w.substr(eq + 1));
+  }
+  return files;
+}
+
+std::vector<NamedPath> SpecInputs(const std::string& option, const std::string& spec) {
+  // Through the kinds that wrap another spec: lossy:<spec> (samplers, verifiers), sampler:<spec> (replay sources).
+  KindSpec split = SplitKindSpec(spec);
+  while (split.has_arg && (split.kind == "lossy" || split.kind == "sampler")) split = SplitKindSpec(split.arg);
+  if (split.kind == "process" && split.has_arg) {
+    std::vector<NamedPath> inputs;
+    for (const std::string& file : CommandLineFiles(split.arg)) {
+      inputs.push_back({"a file " + option + "'s process command names", file});
+    }
+    return inputs;
+  }
+  const std::string library = PluginLibraryOfSpec(split.text);
   if (library.empty()) return {};
-  return {{role, library}};
+  return {{option + "'s plugin", library}};
 }
 
 SessionOptions SessionFor(std::string command, std::filesystem::path report, std::filesystem::path html,
@@ -112,7 +178,7 @@ Status RunSession::Open() {
   std::vector<NamedPath> inputs = o_.inputs;
   inputs.push_back({"--plan-from", o_.plan_from});
   if (Status st = CheckOutputs(outputs, inputs, write_); !st.ok()) return st;
-  auto locks = LockOutputs({{"--report", o_.report}, {"--html", o_.html}});
+  auto locks = LockOutputs({{"--report", o_.report}, {"--html", o_.html}}, write_);
   if (!locks.ok()) return locks.error();
   locks_ = std::move(*locks);
   if (o_.resume && journal_path_.empty()) {

@@ -3,7 +3,8 @@
 //
 //   - Outputs: the report and HTML paths (and for run the journal and its plan file beside the report) are checked
 //     before anything is drawn (regular, writable, distinct, none of them an input: the suite file, a plugin's
-//     library, a case's .npy, a baseline, a shard report), and locked: one writer per report (core/files.h).
+//     library, a file a process: command names, a case's .npy, a baseline, a shard report), and locked: one writer
+//     per report, a report written through a link locked on the file it names (core/files.h).
 //   - The sampler campaign of run: the recorded plan of --plan-from, the journal and its plan file, --resume and
 //     --restart, the plan line and its limits, the replay suites of failing generated cases. The session is the
 //     campaign's observer (CampaignObserver, campaign/options.h): the campaign calls back into the session, never
@@ -22,6 +23,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "samplecheck/campaign/campaign.h"
@@ -71,9 +73,16 @@ struct SessionOptions {
 std::vector<NamedPath> SuiteInputs(const Suite& suite);
 std::vector<NamedPath> SuiteInputs(const SpecSuite& suite);
 std::vector<NamedPath> SuiteInputs(const ReplaySuite& suite);
-// The library a plugin spec loads (plugin:<lib.so>[:config], plugin-inproc:, through lossy:) as an input named
-// `role` ("--sampler's plugin"); none for other specs.
-std::vector<NamedPath> SpecInputs(const std::string& role, const std::string& spec);
+// What a spec given to `option` ("--sampler", "--verifier", "--engine", "--trainer") reads, through lossy: and
+// sampler: (a replay source's sampler): the library of a plugin spec (plugin:<lib.so>[:config], plugin-inproc:) as
+// "<option>'s plugin"; the files a process:<command> names (CommandLineFiles: its script, its config) as "a file
+// <option>'s process command names"; none for other specs.
+std::vector<NamedPath> SpecInputs(const std::string& option, const std::string& spec);
+// The words of a shell command line (split as /bin/sh splits them: quotes and backslashes, the operators
+// ; & | < > ( ) ending a word; no expansion), and the value of each option or assignment word (--config=x.json,
+// X=y), that name an existing regular file, in order, each once: `python3 client.py --cfg c.json` gives client.py and
+// c.json (relative to the working directory, where the command runs).
+std::vector<std::string> CommandLineFiles(std::string_view command);
 // What every command's session starts from: its name and its outputs (--report, --html, --follow-symlinks).
 SessionOptions SessionFor(std::string command, std::filesystem::path report, std::filesystem::path html,
                           bool follow_symlinks);
