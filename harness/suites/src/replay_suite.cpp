@@ -113,10 +113,10 @@ Result<ReplayCaseSpec> ParseCase(const nlohmann::json& c) {
   return cs;
 }
 
-Result<ReplaySuite> ParseText(const std::string& text, std::string source) {
+Result<ReplaySuite> ParseText(const std::string& text, std::string source, const std::filesystem::path& base_dir = {}) {
   auto j = ParseJsonStrict(text, source);
   if (!j.ok()) return j.error();
-  return ParseReplaySuite(*j, std::move(source));
+  return ParseReplaySuite(*j, std::move(source), base_dir);
 }
 
 // A splitmix stream for the generated cases' replay fields (generated.cpp makes their rows and parameters).
@@ -130,7 +130,8 @@ uint64_t Draw(uint64_t& state) {
 const char* TrainerLogitsName(TrainerLogits t) { return kTrainerLogits[static_cast<int>(t)]; }
 const char* LabelChoiceName(LabelChoice l) { return kLabelChoices[static_cast<int>(l)]; }
 
-Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& j, std::string source) {
+Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& j, std::string source,
+                                     const std::filesystem::path& base_dir) {
   ReplaySuite s;
   s.source = std::move(source);
   try {
@@ -170,6 +171,7 @@ Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& j, std::string source
         return ParseError(s.source + ": duplicate case name \"" + cs->name +
                           "\" (a case's result is found by its name)");
       }
+      for (ReplayEntry& e : cs->entries) e.row.base_dir = base_dir;  // a relative .npy path is beside the suite
       s.cases.push_back(std::move(*cs));
     }
   } catch (const std::exception& e) {
@@ -209,7 +211,7 @@ std::vector<BuiltinSuiteInfo> BuiltinReplaySuites() {
 Result<ReplaySuite> LoadReplaySuite(std::string_view name_or_path) {
   auto text = ReadSuiteText(name_or_path, SuiteKind::kReplay);
   if (!text.ok()) return text.error();
-  return ParseText(text->text, text->source);
+  return ParseText(text->text, text->source, text->base_dir);
 }
 
 }  // namespace samplecheck::harness

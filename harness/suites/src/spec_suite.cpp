@@ -18,12 +18,14 @@ Result<DraftForm> ParseForm(const std::string& s) {
   return ParseError("draft form '" + s + "' is unknown; allowed: probabilities, logits, one-hot");
 }
 
-Result<SpecRequestSpec> ParseRequest(const nlohmann::json& e, const std::string& where) {
+Result<SpecRequestSpec> ParseRequest(const nlohmann::json& e, const std::string& where,
+                                     const std::filesystem::path& base_dir) {
   SpecRequestSpec r;
   if (!e.is_object() || !e.contains("target")) return ParseError(where + ": needs \"target\" (a row spec)");
   auto row = ParseRowSpec(e["target"]);
   if (!row.ok()) return row.error().WithContext(where + " target");
   r.target = *row;
+  r.target.base_dir = base_dir;  // a relative .npy path names a file beside the suite
   auto params = ParseParams(e.contains("params") ? e["params"] : nlohmann::json::object());
   if (!params.ok()) return params.error().WithContext(where + " params");
   r.params = *params;
@@ -56,6 +58,7 @@ Result<SpecRequestSpec> ParseRequest(const nlohmann::json& e, const std::string&
     auto draft_row = ParseRowSpec(d["row"]);
     if (!draft_row.ok()) return draft_row.error().WithContext(where + " draft row");
     r.draft.row = *draft_row;
+    r.draft.row.base_dir = base_dir;
   } else {
     r.draft.row = r.target;
   }
@@ -66,15 +69,15 @@ Result<SpecRequestSpec> ParseRequest(const nlohmann::json& e, const std::string&
   return r;
 }
 
-Result<SpecSuite> ParseText(const std::string& text, std::string source) {
+Result<SpecSuite> ParseText(const std::string& text, std::string source, const std::filesystem::path& base_dir = {}) {
   Result<nlohmann::json> j = ParseJsonStrict(text, source);  // depth-limited, duplicate keys refused
   if (!j.ok()) return j.error();
-  return ParseSpecSuite(*j, std::move(source));
+  return ParseSpecSuite(*j, std::move(source), base_dir);
 }
 
 }  // namespace
 
-Result<SpecSuite> ParseSpecSuite(const nlohmann::json& j, std::string source) {
+Result<SpecSuite> ParseSpecSuite(const nlohmann::json& j, std::string source, const std::filesystem::path& base_dir) {
   SpecSuite s;
   s.source = std::move(source);
   try {
@@ -106,14 +109,14 @@ Result<SpecSuite> ParseSpecSuite(const nlohmann::json& j, std::string source) {
       if (c.contains("batch")) {
         size_t k = 0;
         for (const nlohmann::json& e : c["batch"]) {
-          auto r = ParseRequest(e, "case " + cs.name + " entry " + std::to_string(k++));
+          auto r = ParseRequest(e, "case " + cs.name + " entry " + std::to_string(k++), base_dir);
           if (!r.ok()) return r.error();
           const uint32_t copies = e.value("copies", 1u);
           for (uint32_t i = 0; i < copies; ++i) cs.requests.push_back(*r);
         }
         if (cs.requests.size() < 2) return ParseError("case " + cs.name + ": a batch needs two or more requests");
       } else {
-        auto r = ParseRequest(c, "case " + cs.name);
+        auto r = ParseRequest(c, "case " + cs.name, base_dir);
         if (!r.ok()) return r.error();
         cs.requests.push_back(*r);
       }
@@ -144,6 +147,6 @@ std::vector<BuiltinSuiteInfo> BuiltinSpecSuites() {
 Result<SpecSuite> LoadSpecSuite(std::string_view name_or_path) {
   auto text = ReadSuiteText(name_or_path, SuiteKind::kSpec);
   if (!text.ok()) return text.error();
-  return ParseText(text->text, text->source);
+  return ParseText(text->text, text->source, text->base_dir);
 }
 }  // namespace samplecheck::harness

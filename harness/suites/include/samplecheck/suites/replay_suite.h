@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,7 +56,9 @@ struct ReplaySuite {
   std::vector<ReplayCaseSpec> cases;
 };
 
-Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& json, std::string source);
+// A relative .npy path of a row resolves against `base_dir` (the suite file's folder; LoadReplaySuite gives it).
+Result<ReplaySuite> ParseReplaySuite(const nlohmann::json& json, std::string source,
+                                     const std::filesystem::path& base_dir = {});
 // A built-in replay suite (replay-smoke, replay-standard) or a path to a replay suite file.
 Result<ReplaySuite> LoadReplaySuite(std::string_view name_or_path);
 std::vector<BuiltinSuiteInfo> BuiltinReplaySuites();

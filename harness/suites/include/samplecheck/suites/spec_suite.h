@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,7 +59,9 @@ struct SpecSuite {
   std::vector<SpecCaseSpec> cases;
 };
 
-Result<SpecSuite> ParseSpecSuite(const nlohmann::json& json, std::string source);
+// A relative .npy path of a row resolves against `base_dir` (the suite file's folder; LoadSpecSuite gives it).
+Result<SpecSuite> ParseSpecSuite(const nlohmann::json& json, std::string source,
+                                 const std::filesystem::path& base_dir = {});
 // A built-in spec suite (spec-smoke, spec-standard) or a path to a spec suite file.
 Result<SpecSuite> LoadSpecSuite(std::string_view name_or_path);
 std::vector<BuiltinSuiteInfo> BuiltinSpecSuites();
