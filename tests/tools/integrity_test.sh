@@ -39,27 +39,46 @@ EOF
 
 case "$scenario" in
   tampered_reports)
-    # The corpus of tests/gate/tampered (make_corpus.py): every edit of a report issue 33 found a gate passing is
-    # refused with exit 2 naming the inconsistency (or, for an edited verdict, judged again: exit 1); an array of
-    # shard reports is merged instead. Run from the corpus folder: the reports name their suite "suite.json".
+    # The corpus of tests/gate/tampered (make_corpus.py): every edit of a report issue 33 (row reports) or issue 44
+    # (replay reports, shards) found a gate passing is refused with exit 2 naming the inconsistency (or, for an
+    # edited verdict, judged again: exit 1); an array of shard reports is merged instead, and the gate agrees with
+    # merge: the merged report gated gives merge's exit code, a shard gated alone never passes. "<file>,<option>..."
+    # gates with those options. Run from the corpus folder: the reports name their suites ("suite.json",
+    # "replay-suite.json").
     n=0
-    while read -r file code text; do
-      case "$file" in ''|'#'*) continue ;; esac
+    while read -r entry code text; do
+      case "$entry" in ''|'#'*) continue ;; esac
       n=$((n + 1))
+      IFS=, read -r -a options <<<"$entry"
+      file=${options[0]}; options=("${options[@]:1}")
       if python3 -c 'import json,sys; sys.exit(0 if isinstance(json.load(open(sys.argv[1])), list) else 1)' "$corpus/$file"; then
+        rm -f "$dir/merged.json"
         python3 -c 'import json,sys
 for i, s in enumerate(json.load(open(sys.argv[1]))): json.dump(s, open("%s/shard%d.json" % (sys.argv[2], i), "w"))' \
           "$corpus/$file" "$dir"
-        (cd "$corpus" && "$bin" merge "$dir/shard0.json" "$dir/shard1.json") >"$dir/out.txt" 2>"$dir/err.txt"
+        (cd "$corpus" && "$bin" merge "$dir/shard0.json" "$dir/shard1.json" --report "$dir/merged.json") \
+          >"$dir/out.txt" 2>"$dir/err.txt"
       else
-        (cd "$corpus" && "$bin" gate "$file") >"$dir/out.txt" 2>"$dir/err.txt"
+        (cd "$corpus" && "$bin" gate "$file" "${options[@]}") >"$dir/out.txt" 2>"$dir/err.txt"
       fi
       rc=$?
-      [ "$rc" -eq "$code" ] || { cat "$dir/out.txt" "$dir/err.txt"; fail "$file: exit $rc, expected $code"; }
-      grep -qF -- "$text" "$dir/out.txt" "$dir/err.txt" || { cat "$dir/out.txt" "$dir/err.txt"; fail "$file: no '$text'"; }
-      echo "ok $file: exit $rc ($text)"
+      [ "$rc" -eq "$code" ] || { cat "$dir/out.txt" "$dir/err.txt"; fail "$entry: exit $rc, expected $code"; }
+      grep -qF -- "$text" "$dir/out.txt" "$dir/err.txt" || { cat "$dir/out.txt" "$dir/err.txt"; fail "$entry: no '$text'"; }
+      if [ -f "$dir/shard0.json" ]; then
+        if [ "$code" -ne 2 ]; then
+          [ -f "$dir/merged.json" ] || fail "$entry: merge exited $rc without its report"
+          (cd "$corpus" && "$bin" gate "$dir/merged.json") >"$dir/gate.txt" 2>&1; grc=$?
+          [ "$grc" -eq "$rc" ] || { cat "$dir/gate.txt"; fail "$entry: merge exited $rc, the merged report gated $grc"; }
+        fi
+        for shard in "$dir"/shard*.json; do
+          (cd "$corpus" && "$bin" gate "$shard") >"$dir/gate.txt" 2>&1; grc=$?
+          [ "$grc" -ne 0 ] || { cat "$dir/gate.txt"; fail "$entry: $(basename "$shard") alone passes the gate"; }
+        done
+        rm -f "$dir"/shard*.json
+      fi
+      echo "ok $entry: exit $rc ($text)"
     done < "$corpus/expected.txt"
-    [ "$n" -ge 20 ] || fail "only $n corpus entries"
+    [ "$n" -ge 50 ] || fail "only $n corpus entries"
     ;;
   nan_is_never_a_pass)
     # A p-value that is not a probability fails its case as "cannot be judged" in the campaign's own verdict too
