@@ -1,8 +1,9 @@
 // report_gate_fuzzer: `samplecheck gate` and `samplecheck merge` on hostile reports (issue 33). A stored report is
 // evidence someone could have edited; the gate recomputes every statistic from its counts and checks its cases
 // against the plan of its suite (campaign/report_check.h), merge adds the shards' counts. Seeded with the
-// tampered-report corpus of tests/gate/tampered (fuzz/corpus/report_gate: make_corpus.py writes both), reports of
-// that folder's suite, which this target plans against (SAMPLECHECK_TAMPER_SUITE).
+// tampered-report corpus of tests/gate/tampered (fuzz/corpus/report_gate: make_corpus.py writes both; the ctest
+// fuzz_replay.report_gate_tampered replays this target over that folder itself), reports of that folder's suites,
+// which this target plans against: SAMPLECHECK_TAMPER_SUITE, and SAMPLECHECK_TAMPER_REPLAY_SUITE for a replay report.
 //
 // Input: a JSON document. An object is one report (gated), an array a set of shard reports (merged).
 //
@@ -11,6 +12,8 @@
 //   no NaN    a report the gate accepts holds only p-values in [0, 1]; after the recomputed verdict no judged case
 //             rests on a p-value outside [0, 1] (ApplyCampaignVerdict makes such a case an error, never a pass).
 //   round     an accepted (or merged) report written and read back is accepted again, with the same verdict.
+//   max-tv    `gate --max-tv` on an accepted report is refused (kInvalidArgument) unless a case stores a TV bound.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "fuzz_check.h"
 #include "samplecheck/campaign/report_check.h"
 #include "samplecheck/campaign/shard.h"
+#include "samplecheck/checks/result.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/json_text.h"
 #include "samplecheck/suites/suite.h"
@@ -42,7 +46,19 @@ void CheckJudged(harness::CampaignReport r, const char* what) {
   harness::CampaignReport back = *again;
   harness::ApplyCampaignVerdict(back);
   FUZZ_CHECK(back.Passed() == r.Passed(), "%s: the verdict changed when written and read back", what);
+  // A distance verdict needs a distance: never a pass of `gate --max-tv` on a report with no TV bound stored.
+  const bool bound = std::any_of(r.cases.begin(), r.cases.end(), [](const harness::CaseResult& c) {
+    return c.checks.contains("equivalence") && !c.checks["equivalence"].is_null();
+  });
+  const Status max_tv = harness::ApplyMaxTv(back, 0.01);
+  if (!max_tv.ok()) {
+    CheckInputError(max_tv.error(), "ApplyMaxTv");
+  } else {
+    FUZZ_CHECK(bound, "%s: --max-tv 0.01 accepted on a report without a TV bound", what);
+  }
 }
+
+bool IsReplayReport(const harness::CampaignReport& r) { return r.sampler_spec.rfind("replay ", 0) == 0; }
 
 void Gate(const nlohmann::json& j) {
   const Result<harness::CampaignReport> r = harness::ReportFromJson(j);
@@ -53,7 +69,8 @@ void Gate(const nlohmann::json& j) {
                  "accepted a report with p = %g (case %s, %s)", o.p_value, c.name.c_str(), o.test.c_str());
     }
   }
-  const Status plan = harness::CheckReportAgainstPlan(*r, SAMPLECHECK_TAMPER_SUITE);
+  const Status plan = harness::CheckReportAgainstPlan(
+      *r, IsReplayReport(*r) ? SAMPLECHECK_TAMPER_REPLAY_SUITE : SAMPLECHECK_TAMPER_SUITE);
   if (!plan.ok()) return CheckInputError(plan.error(), "CheckReportAgainstPlan");
   CheckJudged(*r, "gate");
 }

@@ -6,7 +6,8 @@
 set -uo pipefail
 bin=$1; scenario=$2; dir=$3/$scenario; fatal_plugin=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
-corpus=$here/../gate/tampered
+# The tampered-report corpus: tests/gate/tampered, or one make_corpus.py wrote elsewhere (fuzz/report_gate_generated.sh).
+corpus=${SAMPLECHECK_TAMPERED_CORPUS:-$here/../gate/tampered}
 rm -rf "$dir"; mkdir -p "$dir"
 # shellcheck source=../lib/expect.sh
 source "$here/../lib/expect.sh"

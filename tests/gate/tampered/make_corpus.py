@@ -10,7 +10,7 @@ issues 33 and 44 found a gate (or merge) could be fooled, and writes every edit 
 option>...] <exit code of gate / merge> <text the message must hold>". tests/tools/integrity_test.sh (scenario
 tampered_reports) gates every file and checks both; report_gate_fuzzer replays every file (the ctest
 fuzz_replay.report_gate_tampered), and fuzz_replay.report_gate_generated writes the corpus again at test time and
-compares expected.txt. The runs are deterministic (fixed seeds), so the outcomes are reproducible; the files are kept in the repository so that
+gates that as expected.txt says. The runs are deterministic (fixed seeds), so the outcomes are reproducible; the files are kept in the repository so that
 a change of samplecheck that breaks them is seen. The fuzz corpus gets the issue 33 entries and the untouched reports
 only (seed=False below).
 """
