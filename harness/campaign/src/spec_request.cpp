@@ -27,19 +27,28 @@ Result<Request> BuildRequest(const SpecRequestSpec& spec, const Profile& profile
   r.name = std::move(name);
   r.row_seed = seed;
   const int32_t g = spec.g;
-  const int64_t V = spec.target.vocab;
+  // The target's length is its row's: an .npy row has the file's columns, whatever the spec's vocab says.
+  int64_t V = 0;
   if (auto bad = ValidateParams(spec.params, profile)) return bad->ToError().WithContext(r.name);
   if (auto bad = ValidateParams(spec.draft.params, profile)) return bad->ToError().WithContext(r.name + " draft");
-  r.target.reserve(static_cast<size_t>((g + 1) * V));
   for (int32_t j = 0; j <= g; ++j) {
     auto row = MakeRow(spec.target, SplitMix64(seed + 0x100 * static_cast<uint64_t>(j)));
     if (!row.ok()) return row.error().WithContext(r.name + " target row " + std::to_string(j));
+    if (j == 0) {
+      V = static_cast<int64_t>(row->size());
+      r.target.reserve(static_cast<size_t>(g + 1) * row->size());
+    }
+    if (static_cast<int64_t>(row->size()) != V) {
+      return InvalidArgument(r.name + " target row " + std::to_string(j) + " has " + std::to_string(row->size()) +
+                             " tokens, row 0 has " + std::to_string(V) + " (every position of a request has one V)");
+    }
     r.target.insert(r.target.end(), row->begin(), row->end());
     auto p = ComputeDistribution(LogitsView::Fp32(*row), spec.params, profile);
     if (!p.ok()) return p.error().WithContext(r.name + " target row " + std::to_string(j));
     r.greedy_any = r.greedy_any || p->greedy;
     r.p.push_back(std::move(*p));
   }
+  r.spec.target.vocab = r.spec.draft.row.vocab = V;  // what Base() and V() say the verifier reads
   std::vector<float> draft_logits(static_cast<size_t>(V));
   for (int32_t j = 0; j < g; ++j) {
     const float* t = r.target.data() + static_cast<size_t>(j) * static_cast<size_t>(V);
@@ -56,6 +65,10 @@ Result<Request> BuildRequest(const SpecRequestSpec& spec, const Profile& profile
     } else {
       auto far = MakeRow(spec.draft.row, SplitMix64(seed ^ (0xFA12ULL + static_cast<uint64_t>(j))));
       if (!far.ok()) return far.error().WithContext(r.name + " draft row");
+      if (static_cast<int64_t>(far->size()) != V) {
+        return InvalidArgument(r.name + " draft row has " + std::to_string(far->size()) + " tokens, the target " +
+                               std::to_string(V) + " (a draft is over the target's vocabulary)");
+      }
       draft_logits = std::move(*far);
     }
     auto q = ComputeDistribution(LogitsView::Fp32(draft_logits), spec.draft.params, profile);
