@@ -146,6 +146,9 @@ TEST(HtmlReport, AReplayReportHasItsOwnLayout) {
   EXPECT_EQ(html.find("One kept token"), std::string::npos);
   EXPECT_EQ(html.find("<th>kept / V</th>"), std::string::npos);  // no sampler columns
   EXPECT_EQ(html.find("Campaign p-values"), std::string::npos);
+  // Its checks are exact: no alpha, TV or power in the header (a replay report's are 0).
+  EXPECT_EQ(html.find("<dt>TV / power</dt>"), std::string::npos);
+  EXPECT_NE(html.find("<dt>checks</dt><dd>exact: every processed logprob"), std::string::npos);
   // Every judged row is a point of the plot, each failing trainer row a red one.
   size_t failing = 0;
   for (const CaseResult& c : r->cases) failing += c.status == CaseStatus::kFail && c.name != "aggregate";

@@ -361,8 +361,13 @@ std::string PageHeader(const CampaignReport& r, const std::string& kind_title) {
      << "</code>)</dd><dt>judged profile</dt><dd>" << Escape(r.profile) << "</dd><dt>suite</dt><dd>"
      << Escape(r.suite_source) << "</dd><dt>seed</dt><dd>" << r.seed
      << (r.draw_seed != r.seed ? " (draws " + std::to_string(r.draw_seed) + ")" : std::string())
-     << "</dd><dt>alpha (Holm)</dt><dd>" << Fmt(r.alpha) << "</dd><dt>TV / power</dt><dd>" << Fmt(r.tv) << " / "
-     << Fmt(r.power) << "</dd>"
+     << "</dd>"
+     // A replay's checks are exact comparisons (no sampling test): no alpha, TV or power to state.
+     << (LayoutOf(r) == ReportLayout::kReplay
+             ? std::string("<dt>checks</dt><dd>exact: every processed logprob against the reference's within the "
+                           "fp32 tolerance (no sampling test: no alpha, TV or power)</dd>")
+             : "<dt>alpha (Holm)</dt><dd>" + Fmt(r.alpha) + "</dd><dt>TV / power</dt><dd>" + Fmt(r.tv) + " / " +
+                   Fmt(r.power) + "</dd>")
      << (r.budget_seconds > 0 ? "<dt>time budget</dt><dd>" + Fmt(r.budget_seconds) + " s at " +
                                     FormatCount(r.measured_draws_per_second) + " draws/s: " +
                                     (r.full_power ? "every row case at its planned draws" : "draws capped") + "</dd>"
