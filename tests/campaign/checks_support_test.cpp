@@ -79,7 +79,7 @@ TEST(CaseChecksTest, SupportFindingOfABatchRowAndOfAnOlderReport) {
   EvaluateCase(d.pc, d.histogram, 0);
   const auto support = d.pc.result.OutcomesOf("support");
   ASSERT_EQ(support.size(), 1u);
-  EXPECT_NE(support[0]->finding.find("support violation(s); batch b row 2 of 4, gaussian(V=1000, sigma=2); T 1, "
+  EXPECT_NE(support[0]->finding.find("support violation(s); row 2 of 4 of batch 'b', gaussian(V=1000, sigma=2); T 1, "
                                      "top_k 50, top_p 1, min_p 0; outside the kept set of 50: token "),
             std::string::npos)
       << support[0]->finding;

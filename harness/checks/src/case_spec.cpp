@@ -46,8 +46,9 @@ std::string CaseSpecDifference(const CaseResult& stored, const CaseResult& plann
 }
 
 std::string DescribeCaseRow(const CaseResult& c) {
-  std::string s = c.batch.size > 0 ? "batch " + c.batch.batch + " row " + std::to_string(c.batch.position) + " of " +
-                                         std::to_string(c.batch.size) + ", "
+  // The batch's name quoted: a batch case named "batch" read "batch batch row 4 of 12".
+  std::string s = c.batch.size > 0 ? "row " + std::to_string(c.batch.position) + " of " + std::to_string(c.batch.size) +
+                                         " of batch '" + c.batch.batch + "', "
                                    : "row ";
   s += DescribeRowSpec(c.row) + "; T " + FormatSignificant(c.params.temperature) + ", top_k " +
        std::to_string(c.params.top_k) + ", top_p " + FormatSignificant(c.params.top_p) + ", min_p " +
