@@ -77,89 +77,48 @@ Result<double> ParseReal(std::string_view text, std::string_view what, double mi
 
 CLI::Option* AddInteger(CLI::App& cmd, const std::string& name, int64_t& out, const std::string& help, int64_t min,
                         int64_t max) {
-  return cmd
-      .add_option_function<std::string>(
-          name,
-          [&out, name, min, max](const std::string& text) {
-            Result<int64_t> v = ParseInteger(text, name, min, max);
-            if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = *v;
-          },
-          max != std::numeric_limits<int64_t>::max()
-              ? help + " [" + std::to_string(min) + ", " + std::to_string(max) + "]"
-          : min == std::numeric_limits<int64_t>::min() ? help
-                                                       : help + " (at least " + std::to_string(min) + ")")
-      ->type_name("N");
+  std::string range = max != std::numeric_limits<int64_t>::max()
+                          ? " [" + std::to_string(min) + ", " + std::to_string(max) + "]"
+                      : min == std::numeric_limits<int64_t>::min() ? ""
+                                                                   : " (at least " + std::to_string(min) + ")";
+  return AddParsed(cmd, name, out, help + range, "N",
+                   [name, min, max](const std::string& text) { return ParseInteger(text, name, min, max); });
 }
 
 CLI::Option* AddUnsigned(CLI::App& cmd, const std::string& name, uint64_t& out, const std::string& help, uint64_t min,
                          uint64_t max) {
-  return cmd
-      .add_option_function<std::string>(
-          name,
-          [&out, name, min, max](const std::string& text) {
-            Result<uint64_t> v = ParseUnsigned(text, name, min, max);
-            if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = *v;
-          },
-          help)
-      ->type_name("N");
+  return AddParsed(cmd, name, out, help, "N",
+                   [name, min, max](const std::string& text) { return ParseUnsigned(text, name, min, max); });
 }
 
 CLI::Option* AddUnsigned(CLI::App& cmd, const std::string& name, std::optional<uint64_t>& out, const std::string& help,
                          uint64_t min, uint64_t max) {
-  return cmd
-      .add_option_function<std::string>(
-          name,
-          [&out, name, min, max](const std::string& text) {
-            Result<uint64_t> v = ParseUnsigned(text, name, min, max);
-            if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = *v;
-          },
-          help)
-      ->type_name("N");
+  return AddParsed(cmd, name, out, help, "N",
+                   [name, min, max](const std::string& text) { return ParseUnsigned(text, name, min, max); });
 }
+
+namespace {
+std::string RealRange(double min, double max) {
+  return " [" + FormatSignificant(min) + ", " + FormatSignificant(max) + "]";
+}
+}  // namespace
 
 CLI::Option* AddReal(CLI::App& cmd, const std::string& name, double& out, const std::string& help, double min,
                      double max) {
-  return cmd
-      .add_option_function<std::string>(
-          name,
-          [&out, name, min, max](const std::string& text) {
-            Result<double> v = ParseReal(text, name, min, max);
-            if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = *v;
-          },
-          help + " [" + FormatSignificant(min) + ", " + FormatSignificant(max) + "]")
-      ->type_name("X");
+  return AddParsed(cmd, name, out, help + RealRange(min, max), "X",
+                   [name, min, max](const std::string& text) { return ParseReal(text, name, min, max); });
 }
 
 CLI::Option* AddReal(CLI::App& cmd, const std::string& name, std::optional<double>& out, const std::string& help,
                      double min, double max) {
-  return cmd
-      .add_option_function<std::string>(
-          name,
-          [&out, name, min, max](const std::string& text) {
-            Result<double> v = ParseReal(text, name, min, max);
-            if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = *v;
-          },
-          help + " [" + FormatSignificant(min) + ", " + FormatSignificant(max) + "]")
-      ->type_name("X");
+  return AddParsed(cmd, name, out, help + RealRange(min, max), "X",
+                   [name, min, max](const std::string& text) { return ParseReal(text, name, min, max); });
 }
 
 CLI::Option* AddFiniteReal(CLI::App& cmd, const std::string& name, double& out, const std::string& help) {
-  return cmd
-      .add_option_function<std::string>(
-          name,
-          [&out, name](const std::string& text) {
-            Result<double> v =
-                ParseReal(text, name, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
-            if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = *v;
-          },
-          help)
-      ->type_name("X");
+  return AddParsed(cmd, name, out, help, "X", [name](const std::string& text) {
+    return ParseReal(text, name, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
+  });
 }
 
 CLI::Option* AddProgress(CLI::App& cmd, harness::Progress::Mode& out) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -42,18 +43,31 @@ CLI::Option* AddProgress(CLI::App& cmd, harness::Progress::Mode& out);
 void AddEquivalence(CLI::App& cmd, double& tv_eps, double& chi2_eps);
 // " --equivalence EPS [--equivalence-chi2 EPS]" for a report's command line ("" when not asked).
 std::string EquivalenceCommandLine(double tv_eps, double chi2_eps);
-template <class T>
-CLI::Option* AddCount(CLI::App& cmd, const std::string& name, T& out, const std::string& help, T min, T max) {
+// An option whose value `parse(text)` (a Result) stores into `out` (a value or an optional of it), or stops the
+// command with the parser's message (a CLI11 validation error: exit 2); `type` names the value in --help.
+template <class Out, class Parse>
+CLI::Option* AddParsed(CLI::App& cmd, const std::string& name, Out& out, std::string help, const char* type,
+                       Parse parse) {
   return cmd
       .add_option_function<std::string>(
           name,
-          [&out, name, min, max](const std::string& text) {
-            Result<uint64_t> v = ParseUnsigned(text, name, min, max);
+          [&out, parse](const std::string& text) {
+            auto v = parse(text);
             if (!v.ok()) throw CLI::ValidationError(v.error().message);
-            out = static_cast<T>(*v);
+            out = *v;
           },
-          help + " [" + std::to_string(min) + ", " + std::to_string(max) + "]")
-      ->type_name("N");
+          std::move(help))
+      ->type_name(type);
+}
+
+template <class T>
+CLI::Option* AddCount(CLI::App& cmd, const std::string& name, T& out, const std::string& help, T min, T max) {
+  return AddParsed(cmd, name, out, help + " [" + std::to_string(min) + ", " + std::to_string(max) + "]", "N",
+                   [name, min, max](const std::string& text) -> Result<T> {
+                     Result<uint64_t> v = ParseUnsigned(text, name, min, max);
+                     if (!v.ok()) return v.error();
+                     return static_cast<T>(*v);
+                   });
 }
 
 }  // namespace samplecheck::tools
