@@ -1,27 +1,14 @@
 """A replay source over the process protocol for tests/samplers/replay_source_test.cpp (standard library only):
 top-k at T (ties kept) renormalized, with the label guard, through samplecheck.serve; or a client that breaks
 LOGPROBS_BATCH on purpose. Usage: replay_test_client.py ok|no-labels|sample-only|short|guard-2"""
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import samplecheck  # noqa: E402
+from topk_replay import top_k_logprobs  # noqa: E402
 from samplecheck import protocol as P  # noqa: E402
-
-
-def top_k_logprobs(row, p, label):
-    z = [x / p.temperature for x in row]
-    keep = set(range(len(z)))
-    if 0 < p.top_k < len(z):
-        kth = sorted(z, reverse=True)[p.top_k - 1]
-        keep = {i for i, v in enumerate(z) if v >= kth}
-    guarded = label >= 0 and label not in keep
-    if guarded:
-        keep.add(label)
-    m = max(z[i] for i in keep)
-    log_sum = m + math.log(math.fsum(math.exp(z[i] - m) for i in keep))
-    return [z[i] - log_sum if i in keep else -math.inf for i in range(len(z))], guarded
 
 
 def logprobs(logits, params):
