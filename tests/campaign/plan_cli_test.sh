@@ -172,6 +172,7 @@ json.dump({"schema": "samplecheck-plan/1", "draw_plan": r}, open(sys.argv[2], "w
     expect_rc 2 "$bin" run "${s[@]}" --plan-from "$dir/big.plan"
     grep -q "a plan .*big.plan is larger than 67108864 bytes, the most samplecheck reads as a plan" "$dir/err.txt" ||
       fail "a plan over 64 MiB was not refused"
+    rm -f "$dir/dup.plan" "$dir/many.plan" "$dir/big.plan"  # 90 MB of scratch the build tree need not keep
     mkfifo "$dir/fifo"
     expect_rc 2 timeout 10 "$bin" run "${s[@]}" --plan-from "$dir/fifo"
     grep -q "fifo is not a regular file" "$dir/err.txt" || fail "a FIFO was not refused"
