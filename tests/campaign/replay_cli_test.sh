@@ -35,7 +35,10 @@ case "$scenario" in
     expect_rc 0 "$bin" replay --suite replay-smoke --engine exact --trainer exact --quiet --report "$dir/r.json" \
       --html "$dir/r.html"
     grep -q '^replay: .*label guard events [1-9]' "$dir/out.txt" || fail "no aggregate line with guard events"
+    # Its checks are exact: the summary states no alpha or TV (a replay report's TV is 0).
+    grep -q ' error;  checks exact (fp32 tolerance, no sampling test), ' "$dir/out.txt" || fail "summary: $(grep cases: "$dir/out.txt")"
     expect_rc 0 "$bin" gate "$dir/r.json"
+    grep -q ' error;  checks exact (fp32 tolerance, no sampling test), ' "$dir/out.txt" || fail "gate summary"
     grep -q 'replay-agreement' "$dir/r.html" || fail "the HTML report shows no replay check"
     # The gate checks a replay report against its suite's plan and its own consistency (issue 33 on replay
     # reports): each edit below is refused (exit 2) with the inconsistency named.

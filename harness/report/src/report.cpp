@@ -491,8 +491,18 @@ std::string FormatSummary(const CampaignReport& r) {
      << r.machine.cores << " cores), gpu " << r.gpu.value_or("none") << ", git "
      << r.git_revision.value_or("unknown").substr(0, 19) << "\n";
   os << "  " << r.cases.size() << " cases: " << r.Count(CaseStatus::kPass) << " pass, " << r.Count(CaseStatus::kFail)
-     << " fail, " << r.Count(CaseStatus::kSkipped) << " skipped, " << r.Count(CaseStatus::kError) << " error;  alpha "
-     << r.alpha << " (Holm), TV " << r.tv << ", " << FormatCount(double(draws)) << " draws in " << r.seconds << " s"
+     << " fail, " << r.Count(CaseStatus::kSkipped) << " skipped, " << r.Count(CaseStatus::kError) << " error;  ";
+  // A replay's checks are exact comparisons (no sampling test): no alpha or TV to state (its TV reads 0).
+  const bool replay = std::any_of(r.cases.begin(), r.cases.end(), [](const CaseResult& c) {
+    return c.checks.is_object() && (c.checks.contains("replay_engine") || c.checks.contains("replay_trainer") ||
+                                    c.checks.contains("replay_aggregate"));
+  });
+  if (replay) {
+    os << "checks exact (fp32 tolerance, no sampling test)";
+  } else {
+    os << "alpha " << r.alpha << " (Holm), TV " << r.tv;
+  }
+  os << ", " << FormatCount(double(draws)) << " draws in " << r.seconds << " s"
      << (r.interrupted ? "  INTERRUPTED" : "") << "\n";
   uint64_t drift_tokens = 0, drift_draws = 0;
   for (const auto& c : r.cases) {
