@@ -30,6 +30,20 @@ write_topk_suite() {
 JSON
 }
 
+# bounded_errors <report> <text> <end> <max>: the report's 4 row cases are errors whose reason holds <text>, ends
+# with <end> and is shorter than <max> characters (a bounded quote of a huge message).
+bounded_errors() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, text, end, most = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+rows = [c for c in json.load(open(path))["cases"] if c["name"] != "aggregate"]
+assert len(rows) == 4 and all(c["status"] == "error" for c in rows), [(c["name"], c["status"]) for c in rows]
+for c in rows:
+    assert text in c["reason"] and c["reason"].endswith(end), c["reason"][-200:]
+    assert len(c["reason"]) < most, len(c["reason"])
+PY
+}
+
 case "$scenario" in
   exact_passes)
     expect_rc 0 "$bin" replay --suite replay-smoke --engine exact --trainer exact --quiet --report "$dir/r.json" \
@@ -178,27 +192,14 @@ PY
     expect_rc 1 "$bin" replay --suite "$dir/topk.json" --quiet --report "$dir/r.json" \
       --trainer "process:exec python3 $client huge-error $dir/h.starts"
     [ "$(stat -c %s "$dir/r.json")" -lt 200000 ] || fail "a 20 MB ERROR made a $(stat -c %s "$dir/r.json") byte report"
-    python3 - "$dir/r.json" <<'PY' || fail "the ERROR's message is not quoted bounded in every case"
-import json, sys
-rows = [c for c in json.load(open(sys.argv[1]))["cases"] if c["name"] != "aggregate"]
-assert len(rows) == 4 and all(c["status"] == "error" for c in rows), [(c["name"], c["status"]) for c in rows]
-for c in rows:
-    reason = c["reason"]
-    assert "LOGPROBS_BATCH failed: out of memory: xxxx" in reason and reason.endswith(" bytes more)"), reason[-200:]
-    assert len(reason) < 4500, len(reason)
-PY
+    bounded_errors "$dir/r.json" "LOGPROBS_BATCH failed: out of memory: xxxx" " bytes more)" 4500 ||
+      fail "the ERROR's message is not quoted bounded in every case"
     [ "$(wc -l <"$dir/h.starts")" -eq 1 ] || fail "the failing trainer was started $(wc -l <"$dir/h.starts") times"
     expect_rc 1 "$bin" replay --suite "$dir/topk.json" --quiet --report "$dir/r.json" \
       --trainer "process:exec python3 $client huge-exit $dir/x.starts"
     [ "$(stat -c %s "$dir/r.json")" -lt 200000 ] || fail "20 MB of stderr made a $(stat -c %s "$dir/r.json") byte report"
-    python3 - "$dir/r.json" <<'PY' || fail "the dead trainer's stderr is not quoted bounded"
-import json, sys
-rows = [c for c in json.load(open(sys.argv[1]))["cases"] if c["name"] != "aggregate"]
-assert len(rows) == 4 and all(c["status"] == "error" for c in rows), [(c["name"], c["status"]) for c in rows]
-for c in rows:
-    assert "exited with status 3" in c["reason"] and c["reason"].endswith("last words"), c["reason"][-200:]
-    assert len(c["reason"]) < 4700, len(c["reason"])
-PY
+    bounded_errors "$dir/r.json" "exited with status 3" "last words" 4700 ||
+      fail "the dead trainer's stderr is not quoted bounded"
     [ "$(wc -l <"$dir/x.starts")" -eq 1 ] || fail "the dying trainer was started $(wc -l <"$dir/x.starts") times"
     expect_rc 2 "$bin" replay --suite "$dir/topk.json" --quiet --trainer "process:exec python3 $client huge-refuse $dir/r.starts"
     [ "$(stat -c %s "$dir/err.txt")" -lt 10000 ] || fail "a 20 MB refusal printed $(stat -c %s "$dir/err.txt") bytes"
