@@ -56,6 +56,17 @@ TEST(ReportTest, RoundTripKeepsEveryFieldAndEveryOutcome) {
   }
 }
 
+// A sampler campaign's summary states its sampling test (alpha, TV), a replay's the exact checks; a sampler report's
+// cases hold the replay fields too (null), which once made every run's summary read as a replay's.
+TEST(ReportTest, TheSummaryOfASamplerRunStatesItsAlphaAndTv) {
+  const CampaignReport report = SmallSmokeReport("exact");
+  ASSERT_FALSE(report.cases.empty());
+  ASSERT_TRUE(report.cases.front().checks.contains("replay_engine"));
+  const std::string summary = FormatSummary(report);
+  EXPECT_NE(summary.find("(Holm), TV 0.01"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("no sampling test"), std::string::npos) << summary;
+}
+
 TEST(ReportTest, MalformedReportsAreParseErrors) {
   EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"({"schema":"samplecheck-report/2"})")).ok());
   EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"({"schema":"samplecheck-report/1"})")).ok());

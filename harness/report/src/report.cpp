@@ -478,6 +478,10 @@ Result<CampaignReport> ReportFromJson(const json& j) {
   return r;
 }
 
+namespace {
+constexpr const char* kReplayFields[] = {"replay_engine", "replay_trainer", "replay_aggregate"};
+}  // namespace
+
 std::string FormatSummary(const CampaignReport& r) {
   std::ostringstream os;
   os.precision(3);
@@ -492,10 +496,12 @@ std::string FormatSummary(const CampaignReport& r) {
      << r.git_revision.value_or("unknown").substr(0, 19) << "\n";
   os << "  " << r.cases.size() << " cases: " << r.Count(CaseStatus::kPass) << " pass, " << r.Count(CaseStatus::kFail)
      << " fail, " << r.Count(CaseStatus::kSkipped) << " skipped, " << r.Count(CaseStatus::kError) << " error;  ";
-  // A replay's checks are exact comparisons (no sampling test): no alpha or TV to state (its TV reads 0).
+  // A replay's checks are exact comparisons (no sampling test): no alpha or TV to state (its TV reads 0). Every
+  // case holds the replay fields; a replay's are set (a sampler run's are null).
   const bool replay = std::any_of(r.cases.begin(), r.cases.end(), [](const CaseResult& c) {
-    return c.checks.is_object() && (c.checks.contains("replay_engine") || c.checks.contains("replay_trainer") ||
-                                    c.checks.contains("replay_aggregate"));
+    if (!c.checks.is_object()) return false;
+    return std::any_of(std::begin(kReplayFields), std::end(kReplayFields),
+                       [&](const char* key) { return c.checks.contains(key) && !c.checks[key].is_null(); });
   });
   if (replay) {
     os << "checks exact (fp32 tolerance, no sampling test)";
