@@ -13,7 +13,9 @@
 # --phase sources-standard: the standard suite at its own plan (TV 1e-3, power 0.99; STANDARD_TV to change) of the
 # jobs named by --only (default vllm-dispatch), each unsharded on its own GPU, journaled and resumed across calls;
 # spec-standard of the v1 and MRV2 verifiers likewise (--only v1-verifier,mrv2-verifier; without min-p, which their
-# front end refuses: adapters/suites/spec-standard-no-min-p.suite.json, and standard-no-min-p for sglang-seeded).
+# front end refuses: adapters/suites/spec-standard-no-min-p.suite.json, and standard-no-min-p for sglang-seeded and
+# trtllm). STANDARD_TV=auto with STANDARD_BUDGET=S lets the budget choose the TV: the least TV whose full-power plan
+# fits S seconds at the rate the probe measures on this engine (issue 41: "at the TV that 10 minutes affords").
 #
 # Environment: ENGINES_SRC (default .engines-src), PYTHON (default python3), SAMPLECHECK_<ENGINE>_SRC (default the
 # tree of that engine under ENGINES_SRC), SMOKE_MAX_DRAWS (a --max-draws cap for the smoke and spec-smoke steps, with
@@ -264,7 +266,13 @@ if [ "$phase" = sources-standard ]; then
     case "$job" in
       vllm-dispatch) spec="process:$V --path dispatch"; profile=vllm-api ;;
       vllm-triton) spec="process:$V --path triton --no-front-end"; profile=vllm-triton ;;
+      vllm-pytorch) spec="process:$V --path pytorch"; profile=vllm-api ;;
       mrv2) spec="process:$V --mrv2 --path dispatch"; profile=vllm-api ;;
+      sglang-unseeded) spec="process:$SG"; profile=sglang-torch
+                       skipped=(--allow-skipped) ;;  # standard's sentinel top_k = 0, invalid under sglang-torch
+      trtllm) spec="process:$TR"; profile=trtllm-torch  # vanilla.py has no min-p
+              suite="$suites/standard-no-min-p.suite.json" ;;
+      transformers) spec="process:$py $(realpath examples/python)/transformers_client.py --device $dev"; profile=hf ;;
       ts-full) spec="process:$TS --backend triton_full"; profile=tokenspeed
                skipped=(--allow-skipped) ;;  # the profile refuses standard's top_k >= 128 cases, as the engine does
       sglang-seeded) spec="process:$SG --seeded"; profile=sglang-torch  # the seeded path refuses min-p
@@ -281,9 +289,10 @@ if [ "$phase" = sources-standard ]; then
     ( export CUDA_VISIBLE_DEVICES=$((i % gpus))
       case "$job" in
         *-verifier) jstep "$job" "$(basename "$suite" .suite.json).$profile" rest run --suite "$suite" \
-                      --profile "$profile" --verifier "$spec" --force ;;
+                      --profile "$profile" --verifier "$spec" --force ${STANDARD_TV:+--tv "$STANDARD_TV"} ;;
         *) jstep "$job" "$(basename "$suite" .suite.json).$profile" rest run --suite "$suite" --profile "$profile" \
-             --sampler "$spec" --force "${skipped[@]}" ${STANDARD_TV:+--tv "$STANDARD_TV"} ;;
+             --sampler "$spec" --force "${skipped[@]}" ${STANDARD_TV:+--tv "$STANDARD_TV"} \
+             ${STANDARD_BUDGET:+--budget "$STANDARD_BUDGET"} ;;
       esac ) &
     pids+=($!) ran+=("$job")
     i=$((i + 1))

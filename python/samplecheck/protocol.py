@@ -16,15 +16,17 @@ MAX_FRAME = 1 << 30
 HELLO, SAMPLE, TOKENS, PROCESSED, DISTRIBUTION, COUNT, HISTOGRAM, ERROR, BYE, VERIFY, VERIFIED = range(1, 12)
 SAMPLE_REPLICATED = 12
 LOGPROBS_BATCH, LOGPROBS = 13, 14  # the replay campaign's processed logprobs of a batch (docs/replay.md)
+SAMPLE_STEPS = 15  # consecutive SAMPLE calls of one batch, call s at every offset + s (a decode loop)
 MESSAGE_NAMES = {HELLO: "HELLO", SAMPLE: "SAMPLE", TOKENS: "TOKENS", PROCESSED: "PROCESSED",
                  DISTRIBUTION: "DISTRIBUTION", COUNT: "COUNT", HISTOGRAM: "HISTOGRAM", ERROR: "ERROR", BYE: "BYE",
                  VERIFY: "VERIFY", VERIFIED: "VERIFIED", SAMPLE_REPLICATED: "SAMPLE_REPLICATED",
-                 LOGPROBS_BATCH: "LOGPROBS_BATCH", LOGPROBS: "LOGPROBS"}
+                 LOGPROBS_BATCH: "LOGPROBS_BATCH", LOGPROBS: "LOGPROBS", SAMPLE_STEPS: "SAMPLE_STEPS"}
 
 # Capability bits of the client's HELLO.
 CAP_PROCESSED, CAP_COUNT, CAP_NONDETERMINISTIC, CAP_VERIFY, CAP_VERIFY_SCRIPTED = 1, 2, 4, 8, 16
 CAP_SAMPLE_REPLICATED = 32
 CAP_LOGPROBS_BATCH, CAP_LOGPROBS_LABELS = 64, 128  # answers LOGPROBS_BATCH; takes its labels (a label guard)
+CAP_SAMPLE_STEPS = 256  # answers SAMPLE_STEPS (the batch sent once for many calls)
 
 # LOGPROBS_BATCH logits dtypes: bf16 rows hold bf16 values (exact in the f32 sent).
 DTYPE_FP32, DTYPE_BF16 = 0, 1
@@ -152,6 +154,19 @@ def decode_sample_replicated(payload):
     _need(payload, at + 4 * rows * vocab,
           "SAMPLE_REPLICATED of %d rows x %d tokens x %d replicas" % (rows, vocab, replicas))
     return rows, vocab, replicas, decode_params(payload, 24, calls), memoryview(payload)[at:]
+
+
+def decode_sample_steps(payload):
+    """SAMPLE_STEPS: (rows, vocab, steps, [rows param tuples of step 0], logits of rows x vocab f32). Step s is the
+    SAMPLE of the rows with every offset + s; the answer is TOKENS of steps x rows tokens, step by step."""
+    if len(payload) < 24:
+        raise SamplerError(ERR_INVALID_ARGUMENT, "malformed SAMPLE_STEPS: %d payload bytes" % len(payload))
+    rows, vocab, steps = struct.unpack_from("<QQQ", payload, 0)
+    if steps < 1:
+        raise SamplerError(ERR_INVALID_ARGUMENT, "malformed SAMPLE_STEPS: %d steps (at least 1)" % steps)
+    at = 24 + rows * PARAMS.size
+    _need(payload, at + 4 * rows * vocab, "SAMPLE_STEPS of %d rows x %d tokens" % (rows, vocab))
+    return rows, vocab, steps, decode_params(payload, 24, rows), memoryview(payload)[at:]
 
 
 def decode_processed(payload):
@@ -300,6 +315,12 @@ def encode_sample(rows_of_logits, params):
 def encode_sample_replicated(rows_of_logits, replicas, params):
     rows, vocab = len(rows_of_logits), len(rows_of_logits[0])
     return frame(SAMPLE_REPLICATED, struct.pack("<QQQ", rows, vocab, replicas) + encode_params(params) +
+                 b"".join(_f32(r) for r in rows_of_logits))
+
+
+def encode_sample_steps(rows_of_logits, steps, params):
+    rows, vocab = len(rows_of_logits), len(rows_of_logits[0])
+    return frame(SAMPLE_STEPS, struct.pack("<QQQ", rows, vocab, steps) + encode_params(params) +
                  b"".join(_f32(r) for r in rows_of_logits))
 
 

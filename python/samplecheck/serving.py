@@ -119,7 +119,7 @@ class Sampler:
         if self.verify is not None:
             caps |= P.CAP_VERIFY | (P.CAP_VERIFY_SCRIPTED if self.verify_scripted else 0)
         if self.sample is not None:
-            caps |= P.CAP_SAMPLE_REPLICATED
+            caps |= P.CAP_SAMPLE_REPLICATED | P.CAP_SAMPLE_STEPS
         return caps
 
     def lanes_for(self, vocab):
@@ -173,6 +173,27 @@ class Sampler:
         calls = self.backend.replicate(logits, index)
         tokens = self._sample(calls, self._params(tuples, index, vocab), vocab,
                               lambda i: "call row %d (replica %d of row %d)" % (i, i // rows, i % rows))
+        return P.encode_tokens(tokens)
+
+    def _on_sample_steps(self, payload):
+        """SAMPLE_STEPS: one sample() call per step, as SAMPLE messages one after the other would make them (step s
+        at every offset + s), the rows sent to the device once and copied afresh for each call (a sampler may change
+        its logits in place), the tokens step by step."""
+        self._need(self.sample, P.SAMPLE_STEPS, "sample")
+        rows, vocab, steps, tuples, data = P.decode_sample_steps(payload)
+        self._validate(tuples)
+        logits = self.backend.logits(data, rows, vocab)
+        index = list(range(rows))
+        if self.backend.name == "torch":
+            index = self.backend.torch.arange(rows, dtype=self.backend.torch.int64, device=self.backend.device)
+        lanes = self.lanes_for(vocab)
+        tokens = []
+        for step in range(steps):
+            at = [t[:5] + ((t[5] + step) & _U64_MASK,) for t in tuples]
+            calls = ([row[:] for row in logits] if self.backend.name == "python" else
+                     self.backend.replicate(logits, index))
+            tokens += self._sample(calls, BatchParams.of_rows(self.backend, at, range(rows), lanes), vocab,
+                                   lambda i, s=step: "row %d of step %d" % (i, s))
         return P.encode_tokens(tokens)
 
     def _on_processed(self, payload):
@@ -281,7 +302,8 @@ class Sampler:
         call.draft_tokens = b.int_matrix(q.draft_tokens, q.trials, q.g)
         return call
 
-    HANDLERS = {P.SAMPLE: _on_sample, P.SAMPLE_REPLICATED: _on_sample_replicated, P.PROCESSED: _on_processed,
+    HANDLERS = {P.SAMPLE: _on_sample, P.SAMPLE_REPLICATED: _on_sample_replicated, P.SAMPLE_STEPS: _on_sample_steps,
+                P.PROCESSED: _on_processed,
                 P.COUNT: _on_count, P.VERIFY: _on_verify, P.LOGPROBS_BATCH: _on_logprobs_batch}
 
     def handle(self, msg_type, payload):

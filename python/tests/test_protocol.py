@@ -39,10 +39,12 @@ def error_of(answer):
 # ---- the handshake ----
 def test_hello_capabilities_follow_the_callables():
     cases = [
-        (dict(sample=philox_sampler), P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED),
-        (dict(sample=philox_sampler, count=False), P.CAP_SAMPLE_REPLICATED),
+        (dict(sample=philox_sampler), P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED | P.CAP_SAMPLE_STEPS),
+        (dict(sample=philox_sampler, count=False), P.CAP_SAMPLE_REPLICATED | P.CAP_SAMPLE_STEPS),
         (dict(sample=philox_sampler, logprobs=lambda x, p: x, nondeterministic=True),
-         P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED | P.CAP_PROCESSED | P.CAP_LOGPROBS_BATCH | P.CAP_NONDETERMINISTIC),
+         P.CAP_COUNT | P.CAP_SAMPLE_REPLICATED | P.CAP_SAMPLE_STEPS | P.CAP_PROCESSED | P.CAP_LOGPROBS_BATCH |
+         P.CAP_NONDETERMINISTIC),
+        (dict(logprobs=lambda x, p: x), P.CAP_PROCESSED | P.CAP_LOGPROBS_BATCH),
         (dict(verify=lambda call: None), P.CAP_VERIFY),
         (dict(verify=lambda call: None, verify_scripted=True), P.CAP_VERIFY | P.CAP_VERIFY_SCRIPTED),
     ]
@@ -111,6 +113,46 @@ def test_sample_replicated_of_the_wrong_size_is_an_invalid_argument():
     (_, answer), _ = exchange(py(philox_sampler), P.frame(P.SAMPLE_REPLICATED, payload))
     code, message = error_of(answer)
     assert code == P.ERR_INVALID_ARGUMENT and "malformed SAMPLE_REPLICATED" in message
+
+
+def test_sample_steps_calls_sample_once_a_step_at_offset_plus_s_on_fresh_logits():
+    seen = []
+
+    def sample(logits, params):
+        seen.append(([list(r) for r in logits], [p.offset for p in params]))
+        tokens = philox_sampler(logits, params)
+        for r in logits:
+            r[0] = 1e30  # a sampler that masks in place must not change the next step's logits
+        return tokens
+
+    rows = [[0.0, 1.0, 2.0, 3.0], [3.0, 2.0, 1.0, 0.0]]
+    params = [(1.0, -1, 1.0, 0.0, 11, 40), (1.0, -1, 1.0, 0.0, 12, 7)]
+    steps = 5
+    (hello, answer), _ = exchange(py(sample), P.encode_sample_steps(rows, steps, params))
+    assert hello[1] & P.CAP_SAMPLE_STEPS
+    assert [offsets for _, offsets in seen] == [[40 + s, 7 + s] for s in range(steps)]
+    assert all(logits == rows for logits, _ in seen)
+    one_by_one = []
+    for s in range(steps):
+        one_by_one += philox_sampler(rows, [_sp(p[:5] + (p[5] + s,)) for p in params])
+    assert answer == ("TOKENS", one_by_one)
+
+
+def test_sample_steps_names_the_step_of_a_bad_token_and_refuses_zero_steps():
+    calls = []
+
+    def sample(logits, params):
+        calls.append(1)
+        return [0, 9] if len(calls) == 3 else [0, 1]
+
+    rows = [[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]
+    (_, answer), _ = exchange(py(sample), P.encode_sample_steps(rows, 4, [PARAMS, PARAMS]))
+    code, message = error_of(answer)
+    assert code == P.ERR_FAILED and "returned token 9 for row 1 of step 2" in message, message
+    payload = struct.pack("<QQQ", 1, 3, 0) + P.encode_params([PARAMS]) + b"\0" * 12
+    (_, answer), _ = exchange(py(philox_sampler), P.frame(P.SAMPLE_STEPS, payload))
+    code, message = error_of(answer)
+    assert code == P.ERR_INVALID_ARGUMENT and "malformed SAMPLE_STEPS: 0 steps (at least 1)" in message
 
 
 def test_count_by_replication_draws_the_sample_draws_at_offset_plus_i_in_windows():

@@ -25,6 +25,7 @@ using testing::GaussianRow;
 using testing::Params;
 
 constexpr uint32_t kReplicatedBit = 32;
+constexpr uint32_t kStepsBit = 256;
 constexpr size_t kParamsBytes = 48;
 constexpr size_t kProcessCap = size_t{32} << 20;  // the process protocol's per-message cap of params and logits
 
@@ -297,6 +298,125 @@ TEST(ProcessReplicated, MismatchedArgumentsAreInvalidArgumentAndSendNothing) {
   EXPECT_TRUE(Contains(st.error().message, "4 copies of 2 rows need 8 params and token slots, not 6 and 6"))
       << st.error().message;
   EXPECT_TRUE(client->SampleReplicated({logits.data(), 2, 20, 20}, 0, {}, {}).ok());
+  EXPECT_TRUE(client.Requests().empty());
+}
+
+// ---- SAMPLE_STEPS: a decode loop's consecutive calls of one batch --------------------------------------------------
+
+std::string Steps(size_t rows, size_t vocab, uint64_t steps) {
+  return "SAMPLE_STEPS rows " + std::to_string(rows) + " vocab " + std::to_string(vocab) + " steps " +
+         std::to_string(steps) + " bytes " + std::to_string(24 + rows * (kParamsBytes + vocab * 4));
+}
+
+// A decode batch of 3 rows for 600 steps: the batch crosses once per 256 steps (3 messages, not 600), and the tokens
+// are the exact sampler's calls one by one (call s at every offset + s), step by step.
+TEST(ProcessSteps, ConsecutiveCallsOfABatchAreFewMessagesWithTheTokensOfTheCallsOneByOne) {
+  ScriptedClient client(kStepsBit, "exact");
+  ASSERT_TRUE(client);
+  auto exact = MakeExactSampler("vllm");
+  ASSERT_TRUE(exact.ok());
+  constexpr size_t kRows = 3, kVocab = 40;
+  constexpr uint64_t kSteps = 600;
+  const auto logits = Rows(kRows, kVocab);
+  const auto params = CallParams(kRows, 1);
+  const RowBatch batch{logits.data(), kRows, kVocab, kVocab};
+  std::vector<int32_t> got(kSteps * kRows, -7);
+  ASSERT_TRUE(client->SampleSteps(batch, params, kSteps, got).ok());
+  std::vector<int32_t> want(kSteps * kRows, -7);
+  std::vector<SamplingParams> at = params;
+  for (uint64_t s = 0; s < kSteps; ++s) {
+    for (size_t r = 0; r < kRows; ++r) at[r].offset = params[r].offset + s;
+    ASSERT_TRUE((*exact)->Sample(batch, at, std::span(want).subspan(s * kRows, kRows)).ok());
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_GT(std::set<int32_t>(got.begin(), got.end()).size(), 3u) << "the steps should draw different tokens";
+  EXPECT_EQ(client.Requests(),
+            (std::vector<std::string>{Steps(kRows, kVocab, 256), Steps(kRows, kVocab, 256), Steps(kRows, kVocab, 88)}));
+}
+
+// Each message's step 0 is the next step's offsets: the fingerprint client adds the step to each offset, so a wrong
+// base offset in the second message would shift every token after step 256.
+TEST(ProcessSteps, EveryMessageStartsAtItsFirstStepsOffsets) {
+  ScriptedClient client(kStepsBit, "fingerprint");
+  ASSERT_TRUE(client);
+  constexpr size_t kRows = 2, kVocab = 1000;
+  constexpr uint64_t kSteps = 300;
+  const auto logits = Rows(kRows, kVocab);
+  const auto params = CallParams(kRows, 1);
+  std::vector<int32_t> got(kSteps * kRows);
+  ASSERT_TRUE(client->SampleSteps({logits.data(), kRows, kVocab, kVocab}, params, kSteps, got).ok());
+  std::vector<SamplingParams> calls;
+  for (uint64_t s = 0; s < kSteps; ++s) {
+    for (size_t r = 0; r < kRows; ++r) {
+      calls.push_back(params[r]);
+      calls.back().offset += s;
+    }
+  }
+  EXPECT_EQ(got, Fingerprints(logits, kVocab, calls));
+  EXPECT_EQ(client.Requests().size(), 2u);
+}
+
+// A client without bit 256 gets one SAMPLE per step, with the same tokens.
+TEST(ProcessSteps, AClientWithoutTheBitGetsOneSampleAStep) {
+  ScriptedClient with(kStepsBit, "exact"), without(0, "exact");
+  ASSERT_TRUE(with);
+  ASSERT_TRUE(without);
+  constexpr size_t kRows = 2, kVocab = 30;
+  constexpr uint64_t kSteps = 5;
+  const auto logits = Rows(kRows, kVocab);
+  const auto params = CallParams(kRows, 1);
+  const RowBatch batch{logits.data(), kRows, kVocab, kVocab};
+  std::vector<int32_t> a(kSteps * kRows), b(kSteps * kRows);
+  ASSERT_TRUE(with->SampleSteps(batch, params, kSteps, a).ok());
+  ASSERT_TRUE(without->SampleSteps(batch, params, kSteps, b).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(without.Requests(), std::vector<std::string>(kSteps, Sample(kRows, kVocab)));
+  EXPECT_EQ(with.Requests(), std::vector<std::string>{Steps(kRows, kVocab, kSteps)});
+}
+
+// A short answer, an out-of-range token and invalid params are the errors SAMPLE gives, naming the step.
+TEST(ProcessSteps, BadAnswersAndInvalidParamsAreNamedWithTheStep) {
+  constexpr size_t kRows = 2, kVocab = 20;
+  const auto logits = Rows(kRows, kVocab);
+  const RowBatch batch{logits.data(), kRows, kVocab, kVocab};
+  std::vector<int32_t> tokens(4 * kRows);
+  {
+    ScriptedClient client(kStepsBit, "fingerprint", "short");
+    ASSERT_TRUE(client);
+    const Status st = client->SampleSteps(batch, CallParams(kRows, 1), 4, tokens);
+    ASSERT_FALSE(st.ok());
+    EXPECT_TRUE(Contains(st.error().message, "answered SAMPLE_STEPS of 4 steps of 2 rows with a TOKENS of"))
+        << st.error().message;
+  }
+  {
+    ScriptedClient client(kStepsBit, "fingerprint", "out-of-range");
+    ASSERT_TRUE(client);
+    const Status st = client->SampleSteps(batch, CallParams(kRows, 1), 4, tokens);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, ErrorCode::kPlugin);
+    EXPECT_TRUE(Contains(st.error().message, "returned token 20 for row 1 of step 3 of SAMPLE_STEPS"))
+        << st.error().message;
+  }
+  {
+    ScriptedClient client(kStepsBit, "exact");
+    ASSERT_TRUE(client);
+    const Status st = client->SampleSteps(batch, CallParams(kRows, 1, /*top_p=*/1.5), 4, tokens);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument) << st.error().ToString();
+  }
+}
+
+// Token slots that are not steps x rows are kInvalidArgument before anything is sent.
+TEST(ProcessSteps, MismatchedTokenSlotsAreInvalidArgumentAndSendNothing) {
+  ScriptedClient client(kStepsBit, "exact");
+  ASSERT_TRUE(client);
+  const auto logits = Rows(2, 20);
+  const auto params = CallParams(2, 1);
+  std::vector<int32_t> tokens(7);
+  const Status st = client->SampleSteps({logits.data(), 2, 20, 20}, params, 4, tokens);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(st.error().message, "4 steps of 2 rows need 8 token slots, not 7")) << st.error().message;
   EXPECT_TRUE(client.Requests().empty());
 }
 

@@ -1,7 +1,8 @@
 // samplers_test_scripted_client <capabilities> <log> <draw> [<fault>]: a process-protocol client in C++ for
-// process_replicated_test.cpp. Its HELLO sets <capabilities> (name "scripted", profile "vllm"); it answers SAMPLE and
-// SAMPLE_REPLICATED, and appends one line per request to <log>:
-//   "SAMPLE rows R vocab V bytes B" or "SAMPLE_REPLICATED rows R vocab V replicas K bytes B" (B: the payload)
+// process_replicated_test.cpp. Its HELLO sets <capabilities> (name "scripted", profile "vllm"); it answers SAMPLE,
+// SAMPLE_REPLICATED and SAMPLE_STEPS, and appends one line per request to <log>:
+//   "SAMPLE rows R vocab V bytes B", "SAMPLE_REPLICATED rows R vocab V replicas K bytes B" or
+//   "SAMPLE_STEPS rows R vocab V steps S bytes B" (B: the payload)
 // so a test sees what crossed the pipe. <draw> is how it draws call row c (logits row r, params p):
 //   exact        the exact sampler of the vllm profile (--sampler exact:vllm), on the copies made here; invalid params
 //                are an ERROR of code 1, as SAMPLE's rule says (every call row checked before any is drawn)
@@ -48,13 +49,14 @@ void Log(const Script& script, const std::string& line) {
 }
 
 // The tokens of every call row, in call order; an error of the exact sampler as its ERROR answer.
-std::vector<uint8_t> Draw(const Script& script, Sampler& exact, const WireSample& req, bool replicated) {
-  std::vector<int32_t> tokens(req.params.size());
+std::vector<uint8_t> Draw(const Script& script, Sampler& exact, const WireSample& req, uint32_t type) {
+  std::vector<int32_t> tokens(req.params.size() * req.steps);
   const RowBatch batch{req.logits.data(), static_cast<int64_t>(req.rows), static_cast<int64_t>(req.vocab),
                        static_cast<int64_t>(req.vocab)};
   if (script.exact) {
-    const Status st = replicated ? exact.SampleReplicated(batch, req.replicas, req.params, tokens)
-                                 : exact.Sample(batch, req.params, tokens);
+    const Status st = type == kSampleReplicated ? exact.SampleReplicated(batch, req.replicas, req.params, tokens)
+                      : type == kSampleSteps    ? exact.SampleSteps(batch, req.params, req.steps, tokens)
+                                                : exact.Sample(batch, req.params, tokens);
     if (!st.ok()) {
       Writer w(kError);
       w.PutU32(st.error().code == ErrorCode::kInvalidArgument ? kErrInvalidArgument : kErrFailed);
@@ -68,8 +70,9 @@ std::vector<uint8_t> Draw(const Script& script, Sampler& exact, const WireSample
       argmax[r] = static_cast<uint64_t>(std::max_element(row.begin(), row.end()) - row.begin());
     }
     for (size_t c = 0; c < tokens.size(); ++c) {
-      const SamplingParams& p = req.params[c];
-      tokens[c] = static_cast<int32_t>((argmax[c % req.rows] + p.seed + p.offset) % req.vocab);
+      const SamplingParams& p = req.params[c % req.params.size()];
+      const uint64_t step = c / req.params.size();  // 0 but for SAMPLE_STEPS
+      tokens[c] = static_cast<int32_t>((argmax[c % req.rows] + p.seed + p.offset + step) % req.vocab);
     }
   }
   if (script.fault == "histogram") {
@@ -101,14 +104,15 @@ int Serve(const Script& script) {
       pipe.Send(w.Finish());
       continue;
     }
-    const bool replicated = frame->type == kSampleReplicated;
-    if (frame->type != kSample && !replicated) Die("unexpected " + TypeName(frame->type));
+    const uint32_t type = frame->type;
+    if (type != kSample && type != kSampleReplicated && type != kSampleSteps) Die("unexpected " + TypeName(type));
     WireSample req;
-    if (const std::string why = ReadSample(frame->payload, replicated, req); !why.empty()) Die(why);
-    Log(script, TypeName(frame->type) + " rows " + std::to_string(req.rows) + " vocab " + std::to_string(req.vocab) +
-                    (replicated ? " replicas " + std::to_string(req.replicas) : "") + " bytes " +
+    if (const std::string why = ReadSample(frame->payload, type, req); !why.empty()) Die(why);
+    Log(script, TypeName(type) + " rows " + std::to_string(req.rows) + " vocab " + std::to_string(req.vocab) +
+                    (type == kSampleReplicated ? " replicas " + std::to_string(req.replicas) : "") +
+                    (type == kSampleSteps ? " steps " + std::to_string(req.steps) : "") + " bytes " +
                     std::to_string(frame->payload.size()));
-    pipe.Send(Draw(script, **exact, req, replicated));
+    pipe.Send(Draw(script, **exact, req, type));
   }
 }
 

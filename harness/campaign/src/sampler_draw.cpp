@@ -133,14 +133,10 @@ void DrawAlone(Sampler& sampler, const std::vector<PreparedCase*>& rows, bool de
     const uint64_t m = std::min<uint64_t>(draws, std::clamp<uint64_t>(4096 / b, 8, 256));
     out.alone.assign(b, std::vector<int32_t>(m, kInvalidToken));
     for (size_t r = 0; r < b && !sink.Halted(); ++r) {
-      SamplingParams one = rows[r]->result.params;
       const RowBatch single{rows[r]->row.data(), 1, static_cast<int64_t>(vocab), static_cast<int64_t>(vocab)};
-      for (uint64_t i = 0; i < m; ++i) {
-        one.offset = rows[r]->result.params.offset + i;
-        if (Status st = sampler.Sample(single, std::span(&one, 1), std::span(&out.alone[r][i], 1)); !st.ok()) {
-          out.sampler_error = st.error().ToString();
-          return;
-        }
+      if (Status st = sampler.SampleSteps(single, std::span(&rows[r]->result.params, 1), m, out.alone[r]); !st.ok()) {
+        out.sampler_error = st.error().ToString();
+        return;
       }
     }
     return;

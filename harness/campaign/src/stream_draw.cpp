@@ -25,20 +25,17 @@ std::string Sequence(Sampler& sampler, const PreparedCase& pc, const SamplingPar
   return "";
 }
 
-// One call per draw, a batch of one row.
+// One call per draw, a batch of one row (SampleSteps: Sample after Sample, at offsets offset .. offset + n).
 std::string Calls(Sampler& sampler, std::span<const float> row, const SamplingParams& params, uint64_t n,
                   std::vector<int32_t>& out) {
   out.assign(n, kInvalidToken);
   const RowBatch single{row.data(), 1, static_cast<int64_t>(row.size()), static_cast<int64_t>(row.size())};
-  SamplingParams one = params;
-  for (uint64_t i = 0; i < n; ++i) {
-    one.offset = params.offset + i;
-    if (Status st = sampler.Sample(single, std::span(&one, 1), std::span(&out[i], 1)); !st.ok()) {
-      return st.error().ToString();
-    }
-  }
+  if (Status st = sampler.SampleSteps(single, std::span(&params, 1), n, out); !st.ok()) return st.error().ToString();
   return "";
 }
+
+// The steps of a decode loop drawn per SampleSteps call: a stop is seen and progress shown at least this often.
+constexpr uint64_t kDecodeStepsPerCall = 256;
 
 // The pairs of the seed test: enough for power 1 against a stream that ignores its seed (twice the least, at least
 // 64), at most 4096 (65536 on a GPU) and, on a CPU, 32 MiB of replicated row.
@@ -136,16 +133,22 @@ void DrawDecode(Sampler& sampler, const std::vector<PreparedCase*>& rows, CaseSi
   for (size_t r = 0; r < b; ++r) std::copy(rows[r]->row.begin(), rows[r]->row.end(), logits.begin() + r * vocab);
   const RowBatch batch{logits.data(), static_cast<int64_t>(b), static_cast<int64_t>(vocab), static_cast<int64_t>(vocab)};
   std::vector<SamplingParams> params(b);
-  for (size_t r = 0; r < b; ++r) params[r] = rows[r]->result.params;
-  std::vector<int32_t> tokens(b);
-  for (uint64_t s = 0; s < steps && !sink.Halted(); ++s) {
-    for (size_t r = 0; r < b; ++r) params[r].offset = rows[r]->result.params.offset + s;
-    if (Status st = sampler.Sample(batch, params, tokens); !st.ok()) {
+  std::vector<int32_t> tokens(std::min(steps, kDecodeStepsPerCall) * b);
+  for (uint64_t done = 0; done < steps && !sink.Halted();) {
+    const uint64_t n = std::min(kDecodeStepsPerCall, steps - done);
+    for (size_t r = 0; r < b; ++r) {
+      params[r] = rows[r]->result.params;
+      params[r].offset += done;
+    }
+    if (Status st = sampler.SampleSteps(batch, params, n, std::span(tokens).first(n * b)); !st.ok()) {
       out.sampler_error = st.error().ToString();
       return;
     }
-    for (size_t r = 0; r < b; ++r) out.sequence[r][s] = tokens[r];
-    sink.progress().AddDraws(b);
+    for (uint64_t s = 0; s < n; ++s) {
+      for (size_t r = 0; r < b; ++r) out.sequence[r][done + s] = tokens[s * b + r];
+    }
+    done += n;
+    sink.progress().AddDraws(n * b);
   }
 }
 

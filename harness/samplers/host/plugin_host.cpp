@@ -97,14 +97,17 @@ RowRequest ReadRowRequest(const ClientFrame& frame, bool with_draws) {
 
 // SAMPLE, and SAMPLE_REPLICATED: each distinct row arrives once with its copy count, and the copies are made here,
 // in the bounded batches of the default SampleReplicated (sampler.cpp), the calls the plugin gets in process.
-void Sample(Sampler& sampler, const ClientFrame& frame, bool replicated) {
+// SAMPLE, SAMPLE_REPLICATED and SAMPLE_STEPS: the plugin gets the calls it gets in process (SAMPLE_STEPS: one
+// sample call per step, each at the step's offsets).
+void Sample(Sampler& sampler, const ClientFrame& frame) {
   WireSample req;
-  if (const std::string why = ReadSample(frame.payload, replicated, req); !why.empty()) Die(why);
-  std::vector<int32_t> tokens(req.params.size());
+  if (const std::string why = ReadSample(frame.payload, frame.type, req); !why.empty()) Die(why);
+  std::vector<int32_t> tokens(req.params.size() * req.steps);
   const RowBatch batch{req.logits.data(), static_cast<int64_t>(req.rows), static_cast<int64_t>(req.vocab),
                        static_cast<int64_t>(req.vocab)};
-  const Status st = replicated ? sampler.SampleReplicated(batch, req.replicas, req.params, tokens)
-                               : sampler.Sample(batch, req.params, tokens);
+  const Status st = frame.type == kSampleReplicated ? sampler.SampleReplicated(batch, req.replicas, req.params, tokens)
+                    : frame.type == kSampleSteps    ? sampler.SampleSteps(batch, req.params, req.steps, tokens)
+                                                    : sampler.Sample(batch, req.params, tokens);
   if (!st.ok()) return SendError(st.error());
   Send(TokensFrame(tokens));
 }
@@ -220,7 +223,7 @@ int Serve(const char* library, const char* config) {
   w.PutU32(kMagic);
   w.PutU32(kVersion);
   w.PutU32((caps.processed_distribution ? kCapProcessed : 0u) | (caps.count_draws ? kCapCount : 0u) |
-           (caps.deterministic ? 0u : kCapNondeterministic) | kCapSampleReplicated | verify_bits);
+           (caps.deterministic ? 0u : kCapNondeterministic) | kCapSampleReplicated | kCapSampleSteps | verify_bits);
   w.PutStr(sampler->Name());
   w.PutStr(caps.profile);
   Send(w.Finish());
@@ -228,8 +231,9 @@ int Serve(const char* library, const char* config) {
     const auto frame = Pipe().Read();
     if (!frame || frame->type == kBye) return 0;
     switch (frame->type) {
-      case kSample: Sample(*sampler, *frame, /*replicated=*/false); break;
-      case kSampleReplicated: Sample(*sampler, *frame, /*replicated=*/true); break;
+      case kSample:
+      case kSampleReplicated:
+      case kSampleSteps: Sample(*sampler, *frame); break;
       case kProcessed: Processed(*sampler, *frame); break;
       case kCount: Count(*sampler, *frame); break;
       case kVerify: Verify(verifier.get(), *frame); break;

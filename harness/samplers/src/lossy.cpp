@@ -33,6 +33,10 @@ class LossySampler final : public Sampler {
                           std::span<int32_t> tokens) override {
     return inner_->SampleReplicated(rows, replicas, params, tokens);
   }
+  Status SampleSteps(const RowBatch& batch, std::span<const SamplingParams> params, uint64_t steps,
+                     std::span<int32_t> tokens) override {
+    return inner_->SampleSteps(batch, params, steps, tokens);
+  }
 
  private:
   std::unique_ptr<Sampler> inner_;

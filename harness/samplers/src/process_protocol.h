@@ -35,16 +35,18 @@ enum MessageType : uint32_t {
   kSampleReplicated = 12,
   kLogprobsBatch = 13,  // the replay campaign's processed logprobs of a batch (docs/replay.md)
   kLogprobs = 14,
+  kSampleSteps = 15,  // consecutive SAMPLE calls of one batch at offsets + 0, 1, ... (a decode loop)
 };
 enum CapabilityBits : uint32_t {
   kCapProcessed = 1,
   kCapCount = 2,
   kCapNondeterministic = 4,
-  kCapVerify = 8,           // answers VERIFY (a speculative-decoding chain verifier)
-  kCapVerifyScripted = 16,  // VERIFY honours a scripted uniform stream
+  kCapVerify = 8,             // answers VERIFY (a speculative-decoding chain verifier)
+  kCapVerifyScripted = 16,    // VERIFY honours a scripted uniform stream
   kCapSampleReplicated = 32,  // answers SAMPLE_REPLICATED (each distinct row sent once, with its copy count)
   kCapLogprobsBatch = 64,     // answers LOGPROBS_BATCH (a replay source)
   kCapLogprobsLabels = 128,   // takes LOGPROBS_BATCH's labels (a trainer's label guard)
+  kCapSampleSteps = 256,      // answers SAMPLE_STEPS (the batch sent once for many calls)
 };
 // LOGPROBS_BATCH: the dtype of its rows (bf16 rows hold bf16 values, sent exactly as f32) and its flags.
 enum LogprobsCodes : uint32_t { kDTypeFp32 = 0, kDTypeBf16 = 1, kFlagLabels = 1 };
@@ -53,9 +55,9 @@ enum DraftFormCodes : uint32_t { kDraftProbabilities = 0, kDraftLogits = 1, kDra
 enum ErrorCodes : uint32_t { kErrInvalidArgument = 1, kErrUnsupported = 2, kErrFailed = 3, kErrInvalidRow = 4 };
 
 inline std::string TypeName(uint32_t type) {
-  static const char* const kNames[] = {"?",     "HELLO",     "SAMPLE", "TOKENS", "PROCESSED", "DISTRIBUTION",
-                                       "COUNT", "HISTOGRAM", "ERROR",  "BYE",    "VERIFY",    "VERIFIED",
-                                       "SAMPLE_REPLICATED", "LOGPROBS_BATCH", "LOGPROBS"};
+  static const char* const kNames[] = {
+      "?",     "HELLO", "SAMPLE", "TOKENS",   "PROCESSED",         "DISTRIBUTION",   "COUNT",    "HISTOGRAM",
+      "ERROR", "BYE",   "VERIFY", "VERIFIED", "SAMPLE_REPLICATED", "LOGPROBS_BATCH", "LOGPROBS", "SAMPLE_STEPS"};
   return type < std::size(kNames) ? kNames[type] : "type " + std::to_string(type);
 }
 
@@ -192,33 +194,40 @@ class Reader {
   bool ok_ = true;
 };
 
-// ---- SAMPLE and SAMPLE_REPLICATED, as a client reads them (the plugin host) --------------------------------------
+// ---- SAMPLE, SAMPLE_REPLICATED and SAMPLE_STEPS, as a client reads them (the plugin host) -------------------------
 // SAMPLE:            u64 rows | u64 vocab | rows × params | rows × vocab × f32 logits
 // SAMPLE_REPLICATED: u64 rows | u64 vocab | u64 replicas | (replicas × rows) × params | rows × vocab × f32 logits
-// Call row k rows + r is logits row r with params[k rows + r]; a SAMPLE is the case replicas = 1.
+// SAMPLE_STEPS:      u64 rows | u64 vocab | u64 steps | rows × params | rows × vocab × f32 logits
+// Call row k rows + r is logits row r with params[k rows + r]; a SAMPLE is the case replicas = 1. SAMPLE_STEPS is
+// `steps` SAMPLE calls of the rows, call s with every offset + s, answered with the steps × rows tokens step by step.
 struct WireSample {
   uint64_t rows = 0;
   uint64_t vocab = 0;
   uint64_t replicas = 1;
-  std::vector<SamplingParams> params;  // replicas × rows
+  uint64_t steps = 1;
+  std::vector<SamplingParams> params;  // replicas × rows (rows for SAMPLE_STEPS: step 0's)
   std::vector<float> logits;           // rows × vocab, each distinct row once
 };
 
-// Reads a SAMPLE (replicated false) or SAMPLE_REPLICATED payload; "" on success, else what is wrong.
-inline std::string ReadSample(const std::vector<uint8_t>& payload, bool replicated, WireSample& out) {
+// Reads a SAMPLE, SAMPLE_REPLICATED or SAMPLE_STEPS payload (`type`); "" on success, else what is wrong.
+inline std::string ReadSample(const std::vector<uint8_t>& payload, uint32_t type, WireSample& out) {
   Reader in(payload);
   out.rows = in.U64();
   out.vocab = in.U64();
+  const bool replicated = type == kSampleReplicated, stepped = type == kSampleSteps;
   out.replicas = replicated ? in.U64() : 1;
+  out.steps = stepped ? in.U64() : 1;
   // Each count bounded by what is left (the payload is < 2^30 bytes) before it is multiplied, so nothing overflows.
   const size_t left = in.left();
-  const bool shaped = in.ok() && out.rows >= 1 && out.vocab >= 1 && out.replicas >= 1 && out.vocab <= left / 4 &&
+  const bool shaped = in.ok() && out.rows >= 1 && out.vocab >= 1 && out.replicas >= 1 && out.steps >= 1 &&
+                      out.steps <= (uint64_t{1} << 30) / out.rows && out.vocab <= left / 4 &&
                       out.rows <= left / (4 * out.vocab) && out.replicas <= left / (kParamsBytes * out.rows) &&
                       left == out.replicas * out.rows * kParamsBytes + out.rows * 4 * out.vocab;
   if (!shaped) {
-    return TypeName(replicated ? kSampleReplicated : kSample) + " of " + std::to_string(payload.size()) +
-           " bytes does not hold rows " + std::to_string(out.rows) + " >= 1 of vocab " + std::to_string(out.vocab) +
-           " >= 1" + (replicated ? " in " + std::to_string(out.replicas) + " >= 1 replicas" : std::string());
+    return TypeName(type) + " of " + std::to_string(payload.size()) + " bytes does not hold rows " +
+           std::to_string(out.rows) + " >= 1 of vocab " + std::to_string(out.vocab) + " >= 1" +
+           (replicated ? " in " + std::to_string(out.replicas) + " >= 1 replicas" : std::string()) +
+           (stepped ? " for " + std::to_string(out.steps) + " steps (1 <= steps x rows <= 2^30)" : std::string());
   }
   out.params.resize(static_cast<size_t>(out.replicas * out.rows));
   for (SamplingParams& p : out.params) p = in.Params();

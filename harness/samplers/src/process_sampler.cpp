@@ -40,6 +40,10 @@ constexpr RequestLimits kProcessLimits{size_t{32} << 20, uint64_t{1} << 18};
 // sorting the row, is paid as often).
 constexpr RequestLimits kPluginHostLimits{size_t{256} << 20, uint64_t{1} << 22};
 
+// SAMPLE_STEPS: the most calls and tokens one message asks for (a message's calls share its deadline).
+constexpr uint64_t kStepsPerMessage = 256;
+constexpr uint64_t kStepTokensPerMessage = uint64_t{1} << 18;
+
 // The deadlines a user may set, in seconds: (0, kMaxTimeoutSeconds].
 constexpr double kMaxTimeoutSeconds = 86400.0;
 
@@ -191,6 +195,43 @@ class ProcessSampler final : public Sampler {
         if (!st.ok()) return st;
         for (size_t i = 0; i < answer.size(); ++i) tokens[call_of(i)] = answer[i];
       }
+    }
+    return Status::Ok();
+  }
+
+  // A client that sets the SAMPLE_STEPS bit gets the batch once for up to kStepsPerMessage calls (and at most
+  // kStepTokensPerMessage tokens) a message; the others, and a batch too large for one message, get one SAMPLE per
+  // step (Sampler::SampleSteps).
+  Status SampleSteps(const RowBatch& batch, std::span<const SamplingParams> params, uint64_t steps,
+                     std::span<int32_t> tokens) override {
+    if (Status st = CheckStepsArgs(batch, params.size(), steps, tokens.size(), /*min_vocab=*/1); !st.ok()) return st;
+    const size_t rows = params.size();
+    if (steps == 0 || rows == 0) return Status::Ok();
+    const size_t row_bytes = 4 * static_cast<size_t>(batch.vocab) + kParamsBytes;
+    if (!(capabilities_ & kCapSampleSteps) || rows > Limits().logits_bytes / row_bytes) {
+      return Sampler::SampleSteps(batch, params, steps, tokens);
+    }
+    const uint64_t per_message = std::clamp<uint64_t>(kStepTokensPerMessage / rows, 1, kStepsPerMessage);
+    std::vector<SamplingParams> at(params.begin(), params.end());
+    for (uint64_t first = 0; first < steps; first += per_message) {
+      const uint64_t n = std::min(per_message, steps - first);
+      Writer req(kSampleSteps);
+      req.PutU64(rows);
+      req.PutU64(static_cast<uint64_t>(batch.vocab));
+      req.PutU64(n);
+      for (size_t r = 0; r < rows; ++r) {
+        at[r].offset = params[r].offset + first;
+        req.PutParams(at[r]);
+      }
+      for (size_t r = 0; r < rows; ++r) req.PutF32s(batch.Row(static_cast<int64_t>(r)));
+      const std::string asked = "SAMPLE_STEPS of " + std::to_string(n) + " steps of " + std::to_string(rows) + " rows";
+      auto frame = Exchange(req.Finish(), options_.request_timeout_s, "answering SAMPLE_STEPS");
+      Status st =
+          ReadTokens(std::move(frame), asked, batch.vocab, tokens.subspan(first * rows, n * rows), [&](size_t i) {
+            return "row " + std::to_string(i % rows) + " of step " + std::to_string(first + i / rows) +
+                   " of SAMPLE_STEPS";
+          });
+      if (!st.ok()) return st;
     }
     return Status::Ok();
   }

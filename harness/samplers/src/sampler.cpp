@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "default_count.h"
 
@@ -31,6 +32,19 @@ Status CheckReplicatedArgs(const RowBatch& rows, uint64_t replicas, size_t param
     return InvalidArgument(std::to_string(replicas) + " copies of " + std::to_string(rows.rows) + " rows need " +
                            (wraps ? std::string("2^64 or more") : std::to_string(calls)) +
                            " params and token slots, not " + std::to_string(params) + " and " +
+                           std::to_string(token_slots));
+  }
+  return Status::Ok();
+}
+
+Status CheckStepsArgs(const RowBatch& batch, size_t params, uint64_t steps, size_t token_slots, int64_t min_vocab) {
+  const size_t rows = static_cast<size_t>(std::max<int64_t>(batch.rows, 0));
+  if (Status st = CheckBatchShape(batch, params, rows, min_vocab); !st.ok()) return st;
+  uint64_t calls = 0;
+  const bool wraps = __builtin_mul_overflow(steps, uint64_t{rows}, &calls);
+  if (wraps || token_slots != calls) {
+    return InvalidArgument(std::to_string(steps) + " steps of " + std::to_string(rows) + " rows need " +
+                           (wraps ? std::string("2^64 or more") : std::to_string(calls)) + " token slots, not " +
                            std::to_string(token_slots));
   }
   return Status::Ok();
@@ -117,6 +131,18 @@ Status Sampler::SampleRepeated(std::span<const float> row, const SamplingParams&
     Status st = Sample(batch, std::span(batch_params).first(n), tokens.subspan(done, n));
     if (!st.ok()) return st;
     done += n;
+  }
+  return Status::Ok();
+}
+
+Status Sampler::SampleSteps(const RowBatch& batch, std::span<const SamplingParams> params, uint64_t steps,
+                            std::span<int32_t> tokens) {
+  if (Status st = CheckStepsArgs(batch, params.size(), steps, tokens.size()); !st.ok()) return st;
+  const size_t rows = params.size();
+  std::vector<SamplingParams> at(params.begin(), params.end());
+  for (uint64_t s = 0; s < steps; ++s) {
+    for (size_t r = 0; r < rows; ++r) at[r].offset = params[r].offset + s;
+    if (Status st = Sample(batch, at, tokens.subspan(s * rows, rows)); !st.ok()) return st;
   }
   return Status::Ok();
 }

@@ -85,6 +85,15 @@ class Sampler {
   // answers SAMPLE_REPLICATED (the plugin host) sends each row once with its copy count.
   virtual Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
                                   std::span<int32_t> tokens);
+
+  // `steps` consecutive Sample calls of one batch, as an engine's decode loop makes them: call s is Sample(batch,
+  // params with every offset + s), its tokens at tokens[s * batch.rows + r] (tokens has steps * batch.rows entries).
+  // The campaign's sequential draws go through it: a decode batch's steps, a row drawn alone call by call, a fresh
+  // instance's first calls. Default: the Sample calls, one after the other; a process whose client answers
+  // SAMPLE_STEPS (Python's serve, the plugin host) sends the batch once for many steps and its client makes the same
+  // calls, so the draws are those of the calls one by one without a round trip each.
+  virtual Status SampleSteps(const RowBatch& batch, std::span<const SamplingParams> params, uint64_t steps,
+                             std::span<int32_t> tokens);
 };
 
 // Adds tokens to histogram (size vocab); a token outside [0, vocab) (kInvalidToken included) counts in *invalid.
@@ -99,6 +108,9 @@ Status CheckBatchShape(const RowBatch& batch, size_t params, size_t token_slots,
 // token slots (no 2^64 wrap).
 Status CheckReplicatedArgs(const RowBatch& rows, uint64_t replicas, size_t params, size_t token_slots,
                            int64_t min_vocab = 0);
+// SampleSteps' arguments: `batch` is well formed (CheckBatchShape with one params per row) and there are steps *
+// batch.rows token slots (no 2^64 wrap).
+Status CheckStepsArgs(const RowBatch& batch, size_t params, uint64_t steps, size_t token_slots, int64_t min_vocab = 0);
 // Every params entry is valid for `profile` (the first bad one is named "row <i>").
 Status CheckParams(std::span<const SamplingParams> params, const Profile& profile);
 // CheckBatchShape, and every row's params are valid for `profile` (the first bad row is named).
