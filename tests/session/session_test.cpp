@@ -203,10 +203,12 @@ TEST_F(SessionTest, PendingJournalIsRefusedAndResumeFinishesIt) {
   ASSERT_TRUE(full.ok());
   ASSERT_EQ(full->cases.size(), 2u);
   EXPECT_FALSE(fs::exists(dir_ / "r.json.journal"));  // a finished run keeps no journal
-  // The journal of the same run stopped after its first case.
+  // The journal of the same run stopped after its first case, as a build before source fingerprints wrote it (no
+  // fingerprint: the same git revision resumes it).
   const JournalIdentity identity{full->suite,   full->suite_source, "exact",
                                  full->profile, full->seed,         full->draw_seed,
-                                 full->tv,      std::nullopt,       full->git_revision.value_or("")};
+                                 full->tv,      std::nullopt,       full->git_revision.value_or(""),
+                                 std::nullopt};
   ASSERT_TRUE(StartJournal(dir_ / "r.json.journal", identity).ok());
   ASSERT_TRUE(AppendToJournal(dir_ / "r.json.journal", full->cases[0]).ok());
 
@@ -238,9 +240,9 @@ TEST_F(SessionTest, PendingJournalIsRefusedAndResumeFinishesIt) {
 
 TEST_F(SessionTest, ResumeOfAnotherCampaignIsRefused) {
   const Suite suite = TinySuite(1, 200);
-  ASSERT_TRUE(
-      StartJournal(dir_ / "r.json.journal", {"other", suite.source, "exact", "vllm", 3, 3, 0.2, std::nullopt, ""})
-          .ok());
+  ASSERT_TRUE(StartJournal(dir_ / "r.json.journal",
+                           {"other", suite.source, "exact", "vllm", 3, 3, 0.2, std::nullopt, "", std::nullopt})
+                  .ok());
   SessionOptions o = Options("run", "r.json");
   o.resume = true;
   RunSession session(o);

@@ -174,6 +174,34 @@ EOF
     expect_err "changed since the journal"
     expect_err "its parameters"
     ;;
+  resume_across_builds)
+    # A journal resumes under any build of the same campaign sources (issue 41): its identity compares the
+    # fingerprint of core/, reference/, stats/, harness/, kernels/, tools/, not the git commit. A journal begun by a
+    # build of another commit with the same fingerprint resumes; one of other campaign sources is refused (exit 2)
+    # naming both fingerprints and revisions; a journal from before fingerprints resumes only under its revision.
+    interrupted_run
+    for f in r.json r.json.journal r.json.journal.plan; do cp "$dir/$f" "$dir/$f.orig"; done
+    restore() { for f in r.json r.json.journal r.json.journal.plan; do cp "$dir/$f.orig" "$dir/$f"; done; }
+    identity() {  # the journal's first line edited by the jq filter $1
+      { head -n 1 "$dir/r.json.journal.orig" | jq -c "$1"; tail -n +2 "$dir/r.json.journal.orig"; } >"$dir/r.json.journal"
+    }
+    head -n 1 "$dir/r.json.journal" | jq -e '.source_fingerprint | type == "string"' >/dev/null ||
+      fail "the journal records no source_fingerprint"
+    restore; identity '.git_revision = "13a4b57000000000000000000000000000000000"'
+    expect_rc 0 timeout 300 "$bin" run --suite "$dir/many.json" --report "$dir/r.json" --resume
+    expect_err "resuming from $dir/r.json.journal"
+    grep -q '"interrupted": false' "$dir/r.json" || fail "the resumed run did not finish"
+    restore; identity '.source_fingerprint = "0123456789abcdef" | .git_revision = "13a4b57000000000000000000000000000000000"'
+    expect_rc 2 timeout 120 "$bin" run --suite "$dir/many.json" --report "$dir/r.json" --resume --progress none
+    expect_err "the campaign sources differ"
+    expect_err "source fingerprint is 0123456789abcdef (samplecheck revision 13a4b57000000000000000000000000000000000)"
+    expect_err "this run's $(head -n 1 "$dir/r.json.journal.orig" | jq -r .source_fingerprint) (revision"
+    restore; identity 'del(.source_fingerprint) | .git_revision = "13a4b57000000000000000000000000000000000"'
+    expect_rc 2 timeout 120 "$bin" run --suite "$dir/many.json" --report "$dir/r.json" --resume --progress none
+    expect_err "recorded no campaign-source fingerprint (revision 13a4b57000000000000000000000000000000000)"
+    restore; identity 'del(.source_fingerprint)'
+    expect_rc 0 timeout 300 "$bin" run --suite "$dir/many.json" --report "$dir/r.json" --resume --progress none
+    ;;
   one_writer_per_report)
     # A second samplecheck writing the same report is refused while the first holds its lock (a process holding
     # flock on the lock file stands in for the first writer, as samplecheck holds it).

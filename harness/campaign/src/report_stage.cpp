@@ -104,6 +104,12 @@ std::optional<std::string> DetectGitRevision() {
   return revision;
 }
 
+std::optional<std::string> DetectSourceFingerprint() {
+  const std::string fingerprint = BuildSourceFingerprint();
+  if (fingerprint.empty()) return std::nullopt;
+  return fingerprint;
+}
+
 std::string NowIso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};

@@ -17,16 +17,18 @@ using nlohmann::json;
 namespace {
 
 json IdentityToJson(const JournalIdentity& id) {
-  return {{"journal", kJournalSchema},
-          {"suite", id.suite},
-          {"suite_source", id.suite_source},
-          {"sampler_spec", id.sampler_spec},
-          {"profile", id.profile},
-          {"seed", id.seed},
-          {"draw_seed", id.draw_seed},
-          {"tv", JsonNumber(id.tv)},
-          {"max_draws", id.max_draws ? json(*id.max_draws) : json(nullptr)},
-          {"git_revision", id.git_revision}};
+  json j = {{"journal", kJournalSchema},
+            {"suite", id.suite},
+            {"suite_source", id.suite_source},
+            {"sampler_spec", id.sampler_spec},
+            {"profile", id.profile},
+            {"seed", id.seed},
+            {"draw_seed", id.draw_seed},
+            {"tv", JsonNumber(id.tv)},
+            {"max_draws", id.max_draws ? json(*id.max_draws) : json(nullptr)},
+            {"git_revision", id.git_revision}};
+  if (id.source_fingerprint) j["source_fingerprint"] = *id.source_fingerprint;
+  return j;
 }
 
 JournalIdentity IdentityFromJson(const json& j) {
@@ -40,6 +42,7 @@ JournalIdentity IdentityFromJson(const json& j) {
   id.tv = NumberField(j, "", "tv");
   if (!Child(j, "", "max_draws").is_null()) id.max_draws = Field<uint64_t>(j, "", "max_draws");
   id.git_revision = Field<std::string>(j, "", "git_revision");
+  if (j.contains("source_fingerprint")) id.source_fingerprint = Field<std::string>(j, "", "source_fingerprint");
   return id;
 }
 
@@ -60,7 +63,25 @@ std::string JournalIdentity::Difference(const JournalIdentity& o) const {
     return diff("--max-draws", max_draws ? std::to_string(*max_draws) : "unset",
                 o.max_draws ? std::to_string(*o.max_draws) : "unset");
   }
-  if (git_revision != o.git_revision) return diff("samplecheck revision", git_revision, o.git_revision);
+  auto shown = [](const std::string& revision) { return revision.empty() ? std::string("unknown") : revision; };
+  const bool fingerprinted =
+      source_fingerprint && !source_fingerprint->empty() && o.source_fingerprint && !o.source_fingerprint->empty();
+  if (fingerprinted) {
+    if (*source_fingerprint == *o.source_fingerprint) return "";
+    return "the campaign sources differ (core/, reference/, stats/, harness/, kernels/, tools/): the journal's "
+           "source fingerprint is " +
+           *source_fingerprint + " (samplecheck revision " + shown(git_revision) + "), this run's " +
+           *o.source_fingerprint + " (revision " + shown(o.git_revision) + ")";
+  }
+  if (git_revision != o.git_revision) {
+    if (!source_fingerprint) {
+      return "the journal was written by a samplecheck that recorded no campaign-source fingerprint (revision " +
+             shown(git_revision) + "); this run's revision is " + shown(o.git_revision) +
+             ": such a journal resumes only under a build of its own revision";
+    }
+    return "the journal's samplecheck revision is " + shown(git_revision) + ", this run's " + shown(o.git_revision) +
+           " (and a build without git records no campaign-source fingerprint to compare)";
+  }
   return "";
 }
 

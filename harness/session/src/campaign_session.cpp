@@ -6,6 +6,7 @@
 #include <string>
 
 #include "samplecheck/campaign/campaign.h"
+#include "samplecheck/campaign/machine.h"
 #include "samplecheck/core/files.h"
 #include "samplecheck/core/format.h"
 #include "samplecheck/report/failing_case_suite.h"
@@ -135,9 +136,16 @@ Status RunSession::Resume(CampaignOptions& options) {
 
 Status RunSession::OnPlan(const CampaignPlan& plan) {
   const CampaignReport& id = *plan.identity;
-  const JournalIdentity identity{id.suite,   id.suite_source, sampler_spec_,
-                                 id.profile, id.seed,         id.draw_seed,
-                                 id.tv,      max_draws_,      id.git_revision.value_or("")};
+  const JournalIdentity identity{id.suite,
+                                 id.suite_source,
+                                 sampler_spec_,
+                                 id.profile,
+                                 id.seed,
+                                 id.draw_seed,
+                                 id.tv,
+                                 max_draws_,
+                                 id.git_revision.value_or(""),
+                                 DetectSourceFingerprint().value_or("")};
   if (resumed_identity_) {
     if (std::string diff = resumed_identity_->Difference(identity); !diff.empty()) {
       return InvalidArgument("cannot resume from " + journal_path_.string() + ": " + diff +

@@ -29,8 +29,13 @@ struct JournalIdentity {
   double tv = 0.0;
   std::optional<uint64_t> max_draws;  // --max-draws, when given
   std::string git_revision;           // of the samplecheck that started the run ("" unknown)
+  // The fingerprint of the campaign sources that samplecheck was built from (machine.h, DetectSourceFingerprint: ""
+  // without git); nullopt in a journal written before it was recorded.
+  std::optional<std::string> source_fingerprint;
 
-  // "" when `other` is the same campaign, else the first field that differs with both values.
+  // "" when `other` is the same campaign, else the first field that differs with both values. Builds are the same
+  // campaign when their campaign-source fingerprints are equal, whatever their git revisions; when either side has
+  // none (a journal from before fingerprints, a build without git) their git revisions must be equal.
   std::string Difference(const JournalIdentity& other) const;
 };
 
