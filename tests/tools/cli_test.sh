@@ -13,6 +13,8 @@ case "$scenario" in
     # exact judged by its own profile: campaign false-alarm rate <= alpha = 1e-4 (Holm), fixed seed 1.
     expect_rc 0 "$bin" run --suite smoke --sampler exact --seed 1 --report "$dir/r.json" --html "$dir/r.html" --progress lines
     grep -q "VERDICT: PASS" "$dir/out.txt" || fail "no PASS verdict"
+    # A sampler campaign's summary states its alpha and TV (a replay's alone says its checks are exact).
+    grep -q ' error;  alpha 0.0001 (Holm), TV 0.01, ' "$dir/out.txt" || fail "summary: $(grep cases: "$dir/out.txt")"
     [ -s "$dir/r.json" ] && [ -s "$dir/r.html" ] || fail "reports missing"
     grep -q '"schema": "samplecheck-report/1"' "$dir/r.json" || fail "schema missing"
     grep -q '<svg' "$dir/r.html" || fail "no chart in the HTML"
