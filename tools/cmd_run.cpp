@@ -40,6 +40,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   std::optional<uint64_t> draw_seed;
   std::optional<double> tv;
+  bool tv_auto = false;  // --tv auto: the time budget chooses the TV
   std::optional<uint64_t> max_draws;
   unsigned jobs = 0;
   std::string report;
@@ -101,6 +102,7 @@ int RunSpec(const RunOptions& o, const std::vector<std::string>& cases, const st
   if (!o.shard.empty() || !o.devices.empty() || o.resume) {
     return Fail("--shard, --devices and --resume do not apply to a spec suite (--verifier) yet: run it whole");
   }
+  if (o.tv_auto) return Fail("--tv auto applies to --sampler campaigns (a time budget); give --verifier a --tv number");
   return RunSpecCampaignCommand({o.suite, o.verifier, o.profile, o.seed, o.tv, o.max_draws, o.jobs, o.report, o.html,
                                  o.progress == harness::Progress::Mode::kQuiet, o.follow_symlinks, o.evidence, cases},
                                 command_line + " --verifier " + o.verifier);
@@ -151,6 +153,7 @@ harness::CampaignOptions CampaignOptionsOf(const RunOptions& o, const std::strin
   options.seed = o.seed;
   options.draw_seed = o.draw_seed;
   options.tv = o.tv;
+  options.tv_auto = o.tv_auto;
   options.max_draws = o.max_draws;
   options.jobs = o.jobs;
   options.command_line = command_line;
@@ -202,10 +205,17 @@ const bool registered = RegisterCommand(
        AddCount(cmd, "--jobs,-j", o->jobs, "cases run in parallel (default: one per core for exact, else 1)", 0u,
                 4096u);
        AddProgress(cmd, o->progress);
-       AddReal(cmd, "--tv", o->tv,
-               "detectable total-variation distance the draws are planned for (default: the suite's; smoke 0.01, "
-               "standard 1e-3)",
-               1e-9, 0.5);
+       AddParsed(cmd, "--tv", o->tv,
+                 "detectable total-variation distance the draws are planned for (default: the suite's; smoke 0.01, "
+                 "standard 1e-3) [1e-09, 0.5], or auto: the least TV whose full-power plan the time budget (the "
+                 "suite's or --budget S) affords at the measured rate, chosen before drawing",
+                 "X|auto", [o](const std::string& text) -> Result<std::optional<double>> {
+                   o->tv_auto = text == "auto";
+                   if (o->tv_auto) return std::optional<double>();
+                   Result<double> v = ParseReal(text, "--tv", 1e-9, 0.5);
+                   if (!v.ok()) return InvalidArgument(v.error().message + ", or auto (the time budget chooses it)");
+                   return std::optional<double>(*v);
+                 });
        AddUnsigned(cmd, "--max-draws", o->max_draws, "cap on the draws of every case (lowers the suite's caps)", 1,
                    uint64_t{10000000000000});
        AddUnsigned(cmd, "--draw-seed", o->draw_seed,
@@ -272,6 +282,7 @@ const bool registered = RegisterCommand(
          if (o->seed) command_line += " --seed " + std::to_string(*o->seed);
          if (o->draw_seed) command_line += " --draw-seed " + std::to_string(*o->draw_seed);
          if (o->tv) command_line += " --tv " + std::to_string(*o->tv);
+         if (o->tv_auto) command_line += " --tv auto";
          if (o->max_draws) command_line += " --max-draws " + std::to_string(*o->max_draws);
          if (!o->shard.empty()) command_line += " --shard " + o->shard;
          if (!o->plan_from.empty()) command_line += " --plan-from " + o->plan_from;

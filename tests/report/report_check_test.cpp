@@ -152,9 +152,9 @@ TEST(ReportCheckTest, AJournalLineEditedByHandIsRefused) {
   const CampaignReport r = ThreeCases();
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("report_check_test." + std::to_string(::getpid()) + ".journal");
-  ASSERT_TRUE(
-      StartJournal(path, {r.suite, r.suite_source, "exact", r.profile, r.seed, r.draw_seed, r.tv, 30000, "", std::nullopt})
-          .ok());
+  ASSERT_TRUE(StartJournal(path, {r.suite, r.suite_source, "exact", r.profile, r.seed, r.draw_seed, r.tv, 30000, "",
+                                  std::nullopt})
+                  .ok());
   ASSERT_TRUE(AppendToJournal(path, r.cases[0]).ok());
   ASSERT_TRUE(LoadJournal(path).ok());
   std::string text;

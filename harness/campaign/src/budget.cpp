@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "samplecheck/campaign/progress.h"
+#include "samplecheck/core/format.h"
 #include "work_items.h"
 
 namespace samplecheck::harness {
@@ -216,6 +217,52 @@ Status ApplyBudget(CampaignWork& work, const CostModel& cost, unsigned workers, 
   }
   work.plan.draws = work.total_draws;
   return Status::Ok();
+}
+
+std::vector<double> TvLadder(double suite_tv) {
+  static constexpr double kR10[] = {1.0, 1.25, 1.6, 2.0, 2.5, 3.15, 4.0, 5.0, 6.3, 8.0};
+  std::vector<double> ladder{suite_tv};
+  for (double decade = std::pow(10.0, std::floor(std::log10(suite_tv))); decade < 0.5; decade *= 10) {
+    for (double m : kR10) {
+      // Rounded to 3 significant digits, so the ladder's TVs read as written (0.0025, not 0.0025000000000000001).
+      const double t = std::stod(FormatSignificant(m * decade, 3));
+      if (t > suite_tv * (1 + 1e-9) && t < 0.5) ladder.push_back(t);
+    }
+  }
+  if (suite_tv < 0.5) ladder.push_back(0.5);
+  return ladder;
+}
+
+TvChoice ChooseTv(const CampaignWork& work, const CostModel& cost, unsigned workers,
+                  const std::optional<uint64_t>& cap) {
+  const std::vector<double> ladder = TvLadder(work.report.tv);
+  // The estimate of every row case at its full-power plan at `tv`; -1 when a plan is not met (a cap binds).
+  auto seconds_at = [&](double tv) {
+    bool met = true;
+    const std::vector<uint64_t> draws = DrawsWith(work, [&](size_t i) {
+      CaseBudget budget = FullBudget(work.budgets[i], work, cap);
+      budget.tv = tv;
+      PreparedCase trial{work.prepared[i].result, {}, work.prepared[i].p0, {}, {}, false};
+      if (!PlanCaseDraws(trial, budget).ok()) {
+        met = false;
+        return work.prepared[i].result.draws;
+      }
+      met = met && trial.result.draws >= trial.result.planned_draws;
+      return trial.result.draws;
+    });
+    const double seconds = Estimate(work, cost, workers, draws);
+    return met ? seconds : -1.0;
+  };
+  auto fits = [&](double seconds) { return seconds >= 0 && seconds <= work.budget_seconds; };
+  size_t lo = 0, hi = ladder.size() - 1;
+  const double at_largest = seconds_at(ladder[hi]);
+  if (!fits(at_largest)) return {ladder[hi], false, at_largest};
+  while (lo < hi) {  // the least index that fits; ladder[hi] fits
+    const size_t mid = lo + (hi - lo) / 2;
+    if (fits(seconds_at(ladder[mid]))) hi = mid;
+    else lo = mid + 1;
+  }
+  return {ladder[lo], true, seconds_at(ladder[lo])};
 }
 
 BudgetMonitor::BudgetMonitor(double budget_seconds, double planned_seconds, double planned_cost)

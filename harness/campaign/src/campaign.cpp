@@ -49,6 +49,30 @@ Status CheckOptions(const CampaignOptions& options, const std::string& judged) {
   return Status::Ok();
 }
 
+// --tv auto needs a time budget to choose by, a clock (no shard), and, replaying a recorded plan, the TV it records.
+Status CheckTvAuto(const Suite& suite, const CampaignOptions& options) {
+  if (!options.tv_auto) return Status::Ok();
+  const double budget = options.budget_seconds.value_or(suite.budget_seconds);
+  if (!(budget > 0)) {
+    return InvalidArgument("--tv auto needs a time budget to choose the TV by: suite " + suite.name +
+                           (options.budget_seconds
+                                ? " is run with --budget " + FormatSignificant(*options.budget_seconds)
+                                : " has no budget_seconds") +
+                           "; allowed: --tv auto with --budget S (S > 0) or a suite with budget_seconds > 0, or --tv a "
+                           "number in (0, 0.5]");
+  }
+  if (options.shard) {
+    return InvalidArgument(
+        "--tv auto chooses the TV by the clock, and a shard plans without it (docs/scale.md): give "
+        "--tv a number in (0, 0.5]");
+  }
+  if (options.plan_from && !options.plan_from->tv) {
+    return InvalidArgument("--tv auto: the plan of " + options.plan_from_source +
+                           " records no TV (it was planned at the suite's TV): drop --tv auto to replay it");
+  }
+  return Status::Ok();
+}
+
 // The judged profile (JudgedProfile's rule: --profile, the suite's, the sampler's claim, vllm) and the first sampler.
 Result<Samplers> OpenSampler(const Suite& suite, const CampaignOptions& options) {
   Samplers s;
@@ -158,15 +182,28 @@ void WatchBudget(SamplerRun& run, const std::vector<WorkItem>& items, const Camp
 
 // The probe and power by budget; the items this process draws, costliest first (the longest-processing-time rule,
 // so a big batch does not start last).
-Result<std::vector<WorkItem>> PlanTime(CampaignWork& work, const Samplers& s, const CampaignOptions& options) {
+// `probed`: the cost the probe measured already (--tv auto measured it to choose the TV), else measured here.
+Result<std::vector<WorkItem>> PlanTime(CampaignWork& work, const Samplers& s, const CampaignOptions& options,
+                                       std::optional<CostModel> probed) {
   const CostModel fixed = s.caps.gpu ? kGpuCost : kCpuCost;
-  std::optional<CostModel> cost;
-  if (options.observer != nullptr || work.budget_seconds > 0) cost = MeasureCost(s.all, work);
+  std::optional<CostModel> cost = std::move(probed);
+  if (!cost && (options.observer != nullptr || work.budget_seconds > 0)) cost = MeasureCost(s.all, work);
   const auto workers = static_cast<unsigned>(s.all.size());
   if (cost && work.budget_seconds > 0 && !options.shard) {
     if (!options.plan_from) {
       if (Status st = ApplyBudget(work, *cost, workers, options.max_draws); !st.ok()) return st.error();
-    } else if (options.plan_from->basis == PlanBasis::kBudgetFullPower) {  // what the budget gave when it was recorded
+      DrawPlan& plan = work.report.draw_plan;
+      if (plan.tv_chosen_budget_seconds > 0 && plan.basis == PlanBasis::kBudgetFullPower) {
+        RecordPlan(work, PlanBasis::kBudgetTv,
+                   plan.reason + "; --tv auto: TV " + FormatSignificant(*plan.tv) +
+                       " is the least TV of the ladder whose full-power plan fits the budget at the measured rate");
+      } else if (plan.tv_chosen_budget_seconds > 0) {
+        RecordPlan(work, plan.basis,
+                   plan.reason + "; --tv auto: no TV of the ladder up to 0.5 has a full-power plan the budget fits " +
+                       "at the measured rate: TV " + FormatSignificant(*plan.tv) + " kept, the cases at their caps");
+      }
+    } else if (options.plan_from->basis == PlanBasis::kBudgetFullPower ||
+               options.plan_from->basis == PlanBasis::kBudgetTv) {  // what the budget gave when it was recorded
       work.report.full_power = work.plan.full_power = std::all_of(
           work.prepared.begin(), work.prepared.end(),
           [](const PreparedCase& pc) { return !RowCase(pc) || pc.result.draws >= pc.result.planned_draws; });
@@ -213,12 +250,28 @@ CampaignReport Finish(CampaignWork& work, const CaseSink& sink, const std::vecto
 
 // The command that draws this campaign's cases again as it drew them (CampaignReport::reproduce): what fixes the plan
 // and the draws besides the suite, sampler, profile and seeds.
-std::string Reproduce(const CampaignReport& report, const CampaignOptions& o) {
+// A TV the plan fixed (--tv, chosen by --tv auto, or a recorded plan's) is written as --tv: a --tv auto run is
+// reproduced at the TV it chose, never by choosing again. When the budget chose it and every row case's draws are
+// what `--tv <chosen>` plans under the suite's own caps, the line says --budget 0: the same draws, clock-free.
+std::string Reproduce(const CampaignReport& report, const CampaignOptions& given, const CampaignWork& work) {
+  CampaignOptions o = given;
+  o.finished.clear();
+  o.tv = report.draw_plan.tv;
   std::string line = ReproduceBase(report, o, "--sampler", o.sampler_spec);
   if (report.draw_seed != report.seed) line += " --draw-seed " + std::to_string(report.draw_seed);
   if (o.max_draws) line += " --max-draws " + std::to_string(*o.max_draws);
   if (o.generated > 0) line += " --generated " + std::to_string(o.generated);
-  if (o.budget_seconds) line += " --budget " + FormatExact(*o.budget_seconds);
+  bool clock_free = report.draw_plan.tv_chosen_budget_seconds > 0 && (!o.plan_from || o.plan_from_journal);
+  for (size_t i = 0; clock_free && i < work.prepared.size(); ++i) {
+    clock_free = !RowCase(work.prepared[i]) || work.prepared[i].result.draws <= work.budgets[i].max_draws;
+  }
+  if (clock_free) {
+    line += " --budget 0";
+  } else if (report.draw_plan.tv_chosen_budget_seconds > 0) {
+    line += " --budget " + FormatExact(report.draw_plan.tv_chosen_budget_seconds);
+  } else if (o.budget_seconds) {
+    line += " --budget " + FormatExact(*o.budget_seconds);
+  }
   if (o.equivalence_eps > 0) line += " --equivalence " + FormatExact(o.equivalence_eps);
   if (o.equivalence_chi2_eps > 0) line += " --equivalence-chi2 " + FormatExact(o.equivalence_chi2_eps);
   if (o.plan_from && !o.plan_from_journal && !o.plan_from_source.empty())
@@ -246,23 +299,33 @@ class SamplerCampaign final : public ReportKind {
   SamplerCampaign(const Suite& suite, const CampaignOptions& options) : suite_(suite), options_(options) {}
 
   Result<KindPlan> Plan() override {
+    if (Status st = CheckTvAuto(suite_, options_); !st.ok()) return st.error();
     auto samplers = OpenSampler(suite_, options_);
     if (!samplers.ok()) return samplers.error();
     samplers_ = std::move(*samplers);
     auto prepared = PrepareWork(suite_, options_, samplers_.judged, samplers_.all.front()->Name());
     if (!prepared.ok()) return prepared.error();
     work_.emplace(std::move(*prepared));
-    CampaignWork& work = *work_;
-    work.report.lossy = samplers_.caps.lossy;
-    work.report.reproduce = Reproduce(work.report, options_);
-    work.plan.identity = &work.report;
-    work.plan.draw_plan = &work.report.draw_plan;
     const unsigned jobs = !options_.devices.empty()
                               ? static_cast<unsigned>(options_.devices.size())
-                              : WorkerCount(options_.jobs, samplers_.caps.parallel_instances, work.units.size());
+                              : WorkerCount(options_.jobs, samplers_.caps.parallel_instances, work_->units.size());
     if (Status st = AddWorkers(samplers_, jobs, options_.sampler_spec, options_.devices); !st.ok()) return st.error();
-    auto items = PlanTime(work, samplers_, options_);
+    std::optional<CostModel> probed;
+    std::string tv_note;
+    if (options_.tv_auto && !options_.plan_from) {
+      auto chosen = ChooseTheTv(probed, tv_note);
+      if (!chosen.ok()) return chosen.error();
+    }
+    CampaignWork& work = *work_;
+    work.report.lossy = samplers_.caps.lossy;
+    work.plan.identity = &work.report;
+    work.plan.draw_plan = &work.report.draw_plan;
+    auto items = PlanTime(work, samplers_, options_, std::move(probed));
     if (!items.ok()) return items.error();
+    work.report.reproduce = Reproduce(work.report, options_, work);
+    if (!tv_note.empty()) {
+      work.plan.budget_note = work.plan.budget_note.empty() ? tv_note : tv_note + "\nnote: " + work.plan.budget_note;
+    }
     if (CampaignObserver* observer = options_.observer; observer != nullptr) {
       if (Status st = observer->OnPlan(work.plan); !st.ok()) return st.error();
       if (Status st = observer->OnDrawPlan(work.report.draw_plan); !st.ok()) return st.error();
@@ -302,7 +365,45 @@ class SamplerCampaign final : public ReportKind {
     run_->make_fresh = [this]() { return MakeSampler(options_.sampler_spec, samplers_.options); };
     run_->Start(items_);
     drawing_ = Clock::now();
-    if (work_->report.draw_plan.basis == PlanBasis::kBudgetFullPower) WatchBudget(*run_, items_, options_, drawing_);
+    const PlanBasis basis = work_->report.draw_plan.basis;
+    if (basis == PlanBasis::kBudgetFullPower || basis == PlanBasis::kBudgetTv) {
+      WatchBudget(*run_, items_, options_, drawing_);
+    }
+  }
+
+  // --tv auto: the probe on the work prepared at the suite's TV, the least TV of the ladder whose full-power plan
+  // fits the budget (ChooseTv), and the work prepared again at it exactly as --tv <chosen> prepares it. `probed`
+  // keeps the measured cost for the budget's plan; `note` is the line said before the first draw.
+  Status ChooseTheTv(std::optional<CostModel>& probed, std::string& note) {
+    probed = MeasureCost(samplers_.all, *work_);
+    if (!probed) {
+      return InvalidArgument(
+          "--tv auto: the probe measured no cost (no row case to draw, or the sampler failed its "
+          "probe draws), so no budget chooses a TV: give --tv a number in (0, 0.5]");
+    }
+    const auto workers = static_cast<unsigned>(samplers_.all.size());
+    const double rate = 1e9 / probed->counted_draw * workers;
+    const double budget = work_->budget_seconds;
+    const TvChoice choice = ChooseTv(*work_, *probed, workers, options_.max_draws);
+    CampaignOptions at = options_;
+    at.tv = choice.tv;
+    at.tv_auto = false;
+    auto prepared = PrepareWork(suite_, at, samplers_.judged, samplers_.all.front()->Name());
+    if (!prepared.ok()) return prepared.error();
+    work_.emplace(std::move(*prepared));
+    work_->report.draw_plan.tv_chosen_budget_seconds = budget;
+    work_->report.draw_plan.tv_chosen_draws_per_second = rate;
+    if (choice.fits) {
+      note = "TV chosen by the budget: " + FormatSignificant(choice.tv) + " (the least TV of the ladder the " +
+             FormatSignificant(budget) + " s budget affords at the measured " + FormatCount(rate) + " draws/s: power " +
+             FormatSignificant(suite_.power) + " at it, estimated " + Progress::FormatDuration(choice.seconds) + ")";
+    } else {
+      note = "TV chosen by the budget: none up to 0.5 fits: the " + FormatSignificant(budget) +
+             " s budget does not afford full power even at TV " + FormatSignificant(choice.tv) + " at the measured " +
+             FormatCount(rate) + " draws/s (estimated " + Progress::FormatDuration(choice.seconds) +
+             "); the run keeps TV " + FormatSignificant(choice.tv) + ", its cases at their caps";
+    }
+    return Status::Ok();
   }
 
   const Suite& suite_;

@@ -293,6 +293,8 @@ PlanInputs PlanInputsOf(const Suite& suite, const CampaignOptions& options) {
   in.draw_seed = options.draw_seed;
   in.max_draws = options.max_draws;
   in.tv = options.tv;
+  // A recorded plan made at a fixed TV (--tv, or chosen by --tv auto) is replayed at it.
+  if (!in.tv && options.plan_from && options.plan_from->tv) in.tv = options.plan_from->tv;
   in.generated = options.generated;
   in.equivalence_eps = options.equivalence_eps;
   in.equivalence_chi2_eps = options.equivalence_chi2_eps;
@@ -325,8 +327,18 @@ Result<CampaignWork> PrepareWork(const Suite& suite, const CampaignOptions& opti
   work.default_profile = FindProfile(judged);
   work.budget_seconds = in.budget_seconds;
   work.budget_max_draws = suite.budget_max_draws;
-  StampReport(work.report, {suite.name, suite.source, suite.alpha, options.tv.value_or(suite.tv), suite.power},
-              options, judged);
+  if (options.tv && in.recorded && in.recorded->tv && *in.recorded->tv != *options.tv) {
+    return InvalidArgument("--tv " + FormatSignificant(*options.tv) + ": the plan of " + in.recorded_source +
+                           " was made at TV " + FormatSignificant(*in.recorded->tv) +
+                           " (give that --tv, or none: a recorded plan is replayed at its TV)");
+  }
+  StampReport(work.report, {suite.name, suite.source, suite.alpha, in.tv.value_or(suite.tv), suite.power}, options,
+              judged);
+  work.report.draw_plan.tv = in.tv;
+  if (in.recorded) {
+    work.report.draw_plan.tv_chosen_budget_seconds = in.recorded->tv_chosen_budget_seconds;
+    work.report.draw_plan.tv_chosen_draws_per_second = in.recorded->tv_chosen_draws_per_second;
+  }
   work.report.sampler = sampler_name;
   work.report.sampler_spec = options.sampler_spec;
   work.report.evidence = options.evidence;

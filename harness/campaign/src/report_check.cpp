@@ -96,6 +96,11 @@ Status CheckReportConsistency(const CampaignReport& r) {
   if (!replay && !(r.tv > 0 && r.tv <= 0.5)) {
     return Inconsistent("the report's tv " + FormatSignificant(r.tv) + " is outside (0, 0.5]");
   }
+  // A TV the plan fixed (--tv, or chosen by --tv auto) is the report's TV: a forged one says another than it planned.
+  if (!replay && r.draw_plan.tv && r.tv != *r.draw_plan.tv) {
+    return Inconsistent("the report's tv " + FormatSignificant(r.tv, 17) +
+                        " is not the TV its draw_plan was made at (" + FormatSignificant(*r.draw_plan.tv, 17) + ")");
+  }
   if (!replay && !(r.power > 0 && r.power < 1)) {
     return Inconsistent("the report's power " + FormatSignificant(r.power) + " is outside (0, 1)");
   }
@@ -347,6 +352,11 @@ Status CheckCaseAgainstPlan(const CampaignReport& r, const CaseResult& c, const 
                         std::to_string(budget.max_draws) + " under the report's " +
                         (r.max_draws_override ? "--max-draws " + std::to_string(*r.max_draws_override)
                                               : std::string("suite caps (it declares no --max-draws)")));
+  }
+  // The plan's fixed TV (draw_plan.tv) is every case's: planned again at it, a case at another TV was not drawn by it.
+  if (r.draw_plan.tv && !SameStoredNumber(c.tv, pc.result.tv)) {
+    return Inconsistent("case " + c.name + ": plan.tv " + FormatSignificant(c.tv) + " is not the TV its report's " +
+                        "draw_plan was made at (" + FormatSignificant(pc.result.tv) + ")");
   }
   // The recorded plan replayed: a finished case drew what it records.
   if (!r.draw_plan.empty() && c.draws != pc.result.draws) {

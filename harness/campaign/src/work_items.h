@@ -52,6 +52,21 @@ std::optional<CostModel> MeasureCost(const std::vector<std::unique_ptr<Sampler>>
 // says what the budget affords. Records the estimate and the basis in the report's draw_plan.
 Status ApplyBudget(CampaignWork& work, const CostModel& cost, unsigned workers, const std::optional<uint64_t>& cap);
 
+// --tv auto: the TVs it chooses among, ascending: the suite's TV, the R10 preferred numbers above it (1, 1.25, 1.6,
+// 2, 2.5, 3.15, 4, 5, 6.3, 8 per decade: about 26% apart), and 0.5.
+std::vector<double> TvLadder(double suite_tv);
+// The least TV of the ladder (from work.report.tv, the TV the work was prepared at) at which every row case's
+// full-power plan (the suite's power at that TV, capped at budget_max_draws and `cap`) is met and fits the budget by
+// the estimate, found by bisection over the ladder (the estimate falls as the TV grows). `fits` false: none does,
+// and `tv` is the ladder's largest, 0.5. `seconds` is the estimate at `tv`.
+struct TvChoice {
+  double tv = 0.0;
+  bool fits = false;
+  double seconds = 0.0;
+};
+TvChoice ChooseTv(const CampaignWork& work, const CostModel& cost, unsigned workers,
+                  const std::optional<uint64_t>& cap);
+
 // Watches a budgeted run as its items finish: true once, when the time spent projects the run past its budget
 // by more than 20% (then the campaign re-plans the row cases not yet started back to their caps).
 class BudgetMonitor {

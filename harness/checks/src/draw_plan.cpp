@@ -29,6 +29,7 @@ constexpr std::pair<PlanBasis, const char*> kPlanBasisNames[] = {
     {PlanBasis::kBudgetFullPower, "budget: full power"},
     {PlanBasis::kBudgetCaps, "budget: caps"},
     {PlanBasis::kBudgetReplanned, "budget: replanned"},
+    {PlanBasis::kBudgetTv, "budget: tv"},
     {PlanBasis::kShard, "shard"},
     {PlanBasis::kRecorded, "recorded"},
 };
@@ -64,14 +65,20 @@ json DrawPlanToJson(const DrawPlan& plan) {
   for (const PlannedCase& c : plan.cases) {
     cases.push_back({{"case", c.name}, {"draws", c.draws}, {"max_draws", c.max_draws}, {"why", DrawsWhyName(c.why)}});
   }
-  return {{"basis", PlanBasisName(plan.basis)},
-          {"reason", plan.reason},
-          {"budget_seconds", JsonNumber(plan.budget_seconds)},
-          {"planned_seconds", JsonNumber(plan.planned_seconds)},
-          {"spent_seconds", JsonNumber(plan.spent_seconds)},
-          {"fingerprint", plan.fingerprint},
-          {"replanned", plan.replanned},
-          {"cases", std::move(cases)}};
+  json j = {{"basis", PlanBasisName(plan.basis)},
+            {"reason", plan.reason},
+            {"budget_seconds", JsonNumber(plan.budget_seconds)},
+            {"planned_seconds", JsonNumber(plan.planned_seconds)},
+            {"spent_seconds", JsonNumber(plan.spent_seconds)},
+            {"fingerprint", plan.fingerprint},
+            {"replanned", plan.replanned},
+            {"cases", std::move(cases)}};
+  if (plan.tv) j["tv"] = JsonNumber(*plan.tv);
+  if (plan.tv_chosen_budget_seconds > 0) {
+    j["tv_chosen_by"] = {{"budget_seconds", JsonNumber(plan.tv_chosen_budget_seconds)},
+                         {"draws_per_second", JsonNumber(plan.tv_chosen_draws_per_second)}};
+  }
+  return j;
 }
 
 Result<DrawPlan> DrawPlanFromJson(const json& j) {
@@ -92,6 +99,27 @@ Result<DrawPlan> DrawPlanFromJson(const json& j) {
                    "fingerprint of its cases (every run records one)"};
     }
     plan.replanned = j.at("replanned").get<uint32_t>();
+    if (j.contains("tv") && !j["tv"].is_null()) {
+      plan.tv = ReadJsonNumber(j["tv"]);
+      if (!(*plan.tv > 0 && *plan.tv <= 0.5)) {
+        return Error{ErrorCode::kParse, "\"draw_plan\": \"tv\" " + j["tv"].dump() + " is outside (0, 0.5]"};
+      }
+    }
+    if (j.contains("tv_chosen_by") && !j["tv_chosen_by"].is_null()) {
+      const json& by = j["tv_chosen_by"];
+      plan.tv_chosen_budget_seconds = ReadJsonNumber(by.at("budget_seconds"));
+      plan.tv_chosen_draws_per_second = ReadJsonNumber(by.at("draws_per_second"));
+      if (!(plan.tv_chosen_budget_seconds > 0 && plan.tv_chosen_draws_per_second > 0) || !plan.tv) {
+        return Error{ErrorCode::kParse,
+                     "\"draw_plan\": \"tv_chosen_by\" needs a positive budget_seconds and draws_per_second, and "
+                     "the \"tv\" they chose"};
+      }
+    }
+    if (plan.basis == PlanBasis::kBudgetTv && plan.tv_chosen_budget_seconds == 0) {
+      return Error{ErrorCode::kParse,
+                   "\"draw_plan\": basis \"budget: tv\" without \"tv_chosen_by\" (the budget and rate that chose "
+                   "its \"tv\")"};
+    }
     const json& cases = j.at("cases");
     if (!cases.is_array()) return Error{ErrorCode::kParse, "\"draw_plan\": \"cases\" is not an array"};
     plan.cases.reserve(cases.size());

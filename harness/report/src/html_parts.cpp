@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "samplecheck/core/format.h"
+#include "samplecheck/report/report.h"
 #include "samplecheck/suites/json_text.h"
 #include "samplecheck/suites/suite.h"
 
@@ -367,7 +368,9 @@ std::string PageHeader(const CampaignReport& r, const std::string& kind_title) {
              ? std::string("<dt>checks</dt><dd>exact: every processed logprob against the reference's within the "
                            "fp32 tolerance (no sampling test: no alpha, TV or power)</dd>")
              : "<dt>alpha (Holm)</dt><dd>" + Fmt(r.alpha) + "</dd><dt>TV / power</dt><dd>" + Fmt(r.tv) + " / " +
-                   Fmt(r.power) + "</dd>")
+                   Fmt(r.power) +
+                   (r.draw_plan.tv_chosen_budget_seconds > 0 ? " (TV " + Escape(TvChosenBy(r)) + ")" : std::string()) +
+                   "</dd>")
      << (r.budget_seconds > 0 ? "<dt>time budget</dt><dd>" + Fmt(r.budget_seconds) + " s at " +
                                     FormatCount(r.measured_draws_per_second) + " draws/s: " +
                                     (r.full_power ? "every row case at its planned draws" : "draws capped") + "</dd>"

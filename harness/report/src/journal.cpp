@@ -7,6 +7,7 @@
 #include "json_fields.h"
 #include "samplecheck/checks/case_spec.h"
 #include "samplecheck/core/files.h"
+#include "samplecheck/core/format.h"
 #include "samplecheck/report/report.h"
 #include "samplecheck/suites/json_text.h"
 
@@ -58,7 +59,7 @@ std::string JournalIdentity::Difference(const JournalIdentity& o) const {
   if (profile != o.profile) return diff("profile", profile, o.profile);
   if (seed != o.seed) return diff("seed", std::to_string(seed), std::to_string(o.seed));
   if (draw_seed != o.draw_seed) return diff("draw seed", std::to_string(draw_seed), std::to_string(o.draw_seed));
-  if (tv != o.tv) return diff("tv", std::to_string(tv), std::to_string(o.tv));
+  if (tv != o.tv) return diff("tv", FormatSignificant(tv, 17), FormatSignificant(o.tv, 17));
   if (max_draws != o.max_draws) {
     return diff("--max-draws", max_draws ? std::to_string(*max_draws) : "unset",
                 o.max_draws ? std::to_string(*o.max_draws) : "unset");

@@ -482,6 +482,13 @@ namespace {
 constexpr const char* kReplayFields[] = {"replay_engine", "replay_trainer", "replay_aggregate"};
 }  // namespace
 
+std::string TvChosenBy(const CampaignReport& r) {
+  const DrawPlan& plan = r.draw_plan;
+  if (!(plan.tv_chosen_budget_seconds > 0)) return "";
+  return "chosen by the " + FormatSignificant(plan.tv_chosen_budget_seconds) + " s budget at " +
+         FormatCount(plan.tv_chosen_draws_per_second) + " draws/s";
+}
+
 std::string FormatSummary(const CampaignReport& r) {
   std::ostringstream os;
   os.precision(3);
@@ -507,6 +514,7 @@ std::string FormatSummary(const CampaignReport& r) {
     os << "checks exact (fp32 tolerance, no sampling test)";
   } else {
     os << "alpha " << r.alpha << " (Holm), TV " << r.tv;
+    if (r.draw_plan.tv_chosen_budget_seconds > 0) os << " (" << TvChosenBy(r) << ")";
   }
   os << ", " << FormatCount(double(draws)) << " draws in " << r.seconds << " s"
      << (r.interrupted ? "  INTERRUPTED" : "") << "\n";
@@ -591,7 +599,10 @@ std::string FormatSummary(const CampaignReport& r) {
     }
   }
   for (const std::string& problem : r.VerdictProblems()) os << "  not a pass: " << problem << "\n";
-  os << "VERDICT: " << (r.Passed() ? "PASS" : "FAIL") << "\n";
+  os << "VERDICT: " << (r.Passed() ? "PASS" : "FAIL");
+  if (r.draw_plan.tv_chosen_budget_seconds > 0)
+    os << " at TV " << FormatSignificant(r.tv) << " (" << TvChosenBy(r) << ")";
+  os << "\n";
   return os.str();
 }
 

@@ -80,6 +80,11 @@ struct CampaignOptions : CampaignBasics {
   Progress::Mode progress = Progress::Mode::kAuto;
   size_t generated = 0;                  // generated cases added to the suite's (generated.h), seeded by the campaign
   std::optional<double> budget_seconds;  // overrides the suite's time budget (0: none; suite.h)
+  // --tv auto: the time budget chooses the TV (docs/campaigns.md, "Power by budget"): the least TV on the ladder
+  // (ChooseTv, work_items.h) at which every row case's full-power plan fits the budget by the probe's estimate; the
+  // campaign is then planned, drawn and judged exactly as with `tv` set to it. Needs a budget (the suite's or
+  // budget_seconds > 0); a recorded plan (--plan-from, a resumed journal's) gives its TV instead of a new choice.
+  bool tv_auto = false;
   // Equivalence verdict (docs/statistics.md, "Equivalence bounds"): every judged case must certify TV < eps on its
   // binnings at its alpha (and chi-square divergence < chi2_eps when given); 0 = not asked (bounds still reported).
   double equivalence_eps = 0.0;

@@ -211,6 +211,7 @@ enum class PlanBasis {
   kBudgetFullPower,  // "budget: full power": the time budget affords every case's power plan
   kBudgetCaps,       // "budget: caps": the time budget affords less; the cases at their caps
   kBudgetReplanned,  // "budget: replanned": full power, then re-planned when the first cases ran slower
+  kBudgetTv,         // "budget: tv": --tv auto: full power at the least TV the time budget affords (DrawPlan::tv)
   kShard,            // "shard": a shard plans without the clock
   kRecorded,         // "recorded": --plan-from, or the journal of a resumed run
 };
@@ -233,6 +234,12 @@ struct DrawPlan {
   uint64_t fingerprint = 0;        // of every case's name, row seed, parameters, vocabulary and draws
   uint32_t replanned = 0;          // cases sent back to their caps during the run
   std::vector<PlannedCase> cases;  // every planned case, in suite order
+  // The TV every case was planned at when the run fixed it (--tv, or --tv auto: chosen by the time budget); nullopt
+  // when each case has its suite's TV. --plan-from replays at it; the gate plans the report again at it.
+  std::optional<double> tv;
+  // --tv auto: the time budget (seconds) and the measured draws/s that chose `tv` (0: not chosen by a budget).
+  double tv_chosen_budget_seconds = 0.0;
+  double tv_chosen_draws_per_second = 0.0;
 
   bool empty() const { return cases.empty(); }
 };

@@ -30,5 +30,7 @@ Result<CampaignReport> LoadReport(const std::filesystem::path& path);
 // The one-screen summary of `run` and `gate`: header, counts, every failed / skipped case with its reason, the
 // smallest p-values, the lowest achieved power, and the verdict line "VERDICT: PASS" / "VERDICT: FAIL".
 std::string FormatSummary(const CampaignReport& report);
+// "chosen by the S s budget at R draws/s" when --tv auto chose the report's TV (draw_plan.tv_chosen_by), else "".
+std::string TvChosenBy(const CampaignReport& report);
 
 }  // namespace samplecheck::harness
