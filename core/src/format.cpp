@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace samplecheck {
@@ -34,6 +35,15 @@ std::string FormatSignificant(double v, int significant) {
 }
 
 std::string FormatExact(double v) { return FormatSignificant(v, 17); }
+
+std::string FormatShortest(double v) {
+  if (!std::isfinite(v)) return FormatSignificant(v, 17);
+  for (int digits = 1; digits < 17; ++digits) {
+    std::string text = FormatSignificant(v, digits);
+    if (std::strtod(text.c_str(), nullptr) == v) return text;
+  }
+  return FormatSignificant(v, 17);
+}
 
 std::string FormatReadable(double v, int significant) {
   significant = std::clamp(significant, 1, 17);

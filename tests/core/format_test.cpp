@@ -86,6 +86,18 @@ TEST(FormatTest, ExactReadsBackAsTheSameDouble) {
   }
 }
 
+TEST(FormatTest, ShortestReadsBackExactlyWithTheFewestDigits) {
+  EXPECT_EQ(FormatShortest(0.0016), "0.0016");
+  EXPECT_EQ(FormatShortest(0.1), "0.1");
+  EXPECT_EQ(FormatShortest(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(FormatShortest(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(FormatShortest(0.012500000000000001), "0.0125");
+  EXPECT_EQ(FormatShortest(INFINITY), "inf");
+  for (double v : {1e-3, 2.5e-3, 0.0125, 0.5, 7.0 / 9.0, 1e-300}) {
+    EXPECT_EQ(std::strtod(FormatShortest(v).c_str(), nullptr), v) << FormatShortest(v);
+  }
+}
+
 // stats/equivalence's messages: %.4g, with the readable exponent from 10^4 up.
 TEST(FormatTest, ReadableSwitchesToMantissaExponentWhereGWouldWriteEPlus) {
   EXPECT_EQ(FormatReadable(0.012345678, 4), "0.01235");

@@ -74,7 +74,7 @@ std::string ReproduceBase(const CampaignReport& report, const CampaignBasics& op
       report.suite_source.rfind(builtin, 0) == 0 ? report.suite_source.substr(builtin.size()) : report.suite_source;
   std::string line = "samplecheck run --suite " + ShellWord(suite) + " " + flag + " " + ShellWord(spec) +
                      " --profile " + ShellWord(report.profile) + " --seed " + std::to_string(report.seed);
-  if (options.tv) line += " --tv " + FormatExact(*options.tv);
+  if (options.tv) line += " --tv " + FormatShortest(*options.tv);
   return line;
 }
 

@@ -25,6 +25,9 @@ std::string FormatSignificant(double v, int significant = 6);
 // v with 17 significant digits (FormatSignificant(v, 17)): the text reads back as the same double, 0.1 is
 // "0.10000000000000001". For messages that quote a value as the program holds it: a bound, a value refused.
 std::string FormatExact(double v);
+// The fewest significant digits (%g) that read back as v exactly: 0.0016 for the double nearest 0.0016, where
+// FormatExact writes 0.0016000000000000001. For values a person retypes (a reproduce line's --tv).
+std::string FormatShortest(double v);
 
 // FormatSignificant(v, significant) for v below 10^significant; a finite v at or above it, which %g would write
 // with a "e+04" exponent, as FormatMantissaExponent(v, significant) ("1.763e4"). significant in [1, 17].
