@@ -116,5 +116,31 @@ TEST(PlanTest, TheWorkersScheduleEstimatesTheLongestWorker) {
   EXPECT_DOUBLE_EQ(EstimateSeconds(items, 8), 4.0);   // the largest item alone
 }
 
+// A decode batch makes one call per step: its item costs at least the probed cost of a call per step, however few
+// its tokens (8192 steps of 2 rows of 16 tokens at 1 ms a call: 8.2 s, where its tokens alone cost 262 us).
+TEST(PlanTest, ADecodeBatchCostsACallPerStep) {
+  CampaignWork work;
+  for (int r = 0; r < 2; ++r) {
+    PreparedCase pc;
+    pc.row.assign(16, 0.0f);
+    pc.result.draws = 8192;
+    pc.result.batch.size = 2;
+    pc.result.batch.position = static_cast<uint32_t>(r);
+    pc.decode = true;
+    work.prepared.push_back(pc);
+  }
+  work.units = {{0, 1}};
+  work.resumed = {false, false};
+  CostModel model;
+  model.sampled_draw_per_token = 1.0;  // ns
+  model.batch_call = 1e6;              // 1 ms
+  const std::vector<WorkItem> decode = MakeWorkItems(work, model);
+  ASSERT_EQ(decode.size(), 1u);
+  EXPECT_DOUBLE_EQ(decode[0].cost, 8192 * 1e6);
+  for (PreparedCase& pc : work.prepared) pc.decode = false;  // replicated: its tokens' cost, calls of many copies
+  const std::vector<WorkItem> replicated = MakeWorkItems(work, model);
+  EXPECT_DOUBLE_EQ(replicated[0].cost, 2 * 8192 * 16 * 1.0);
+}
+
 }  // namespace
 }  // namespace samplecheck::harness

@@ -69,7 +69,8 @@ bool MeasureCounting(const std::vector<std::unique_ptr<Sampler>>& samplers, cons
 }
 
 // A batch's rows through SampleReplicated on every worker at once, as DrawBatch calls it (the same replicas per
-// call), after one call that warms what a sampler keeps between calls: a batch row's draw per token.
+// call), after one call that warms what a sampler keeps between calls: a batch row's draw per token, and the cost of
+// one call of the batch alone (a decode loop's step).
 void MeasureBatch(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work, CostModel& cost) {
   for (const std::vector<size_t>& unit : work.units) {
     const PreparedCase& first = work.prepared[unit.front()];
@@ -94,9 +95,14 @@ void MeasureBatch(const std::vector<std::unique_ptr<Sampler>>& samplers, const C
         return s.SampleReplicated(batch, n, std::span(params).first(n * b), std::span(out[j]).first(n * b));
       });
     };
+    // Each call shape twice, the second timed: a first call of a shape may compile (vLLM's Triton kernels at a new
+    // batch size took seconds on the H200, and the estimate of standard's batches came out 40 times their time).
     if (call(1) < 0) return;
+    const double one = call(1);
+    if (call(replicas) < 0) return;
     const double t = call(replicas);
     if (t > 0) cost.sampled_draw_per_token = t / double(replicas * b * vocab) * 1e9;
+    if (one > 0) cost.batch_call = one * 1e9;
     return;
   }
 }

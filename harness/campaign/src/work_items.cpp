@@ -29,6 +29,9 @@ std::vector<WorkItem> MakeWorkItems(const CampaignWork& work, const CostModel& m
         cost += model.sampled_draw_per_token * double(draws(i)) * vocab + model.judge_per_token * vocab;
       }
     }
+    // A decode batch makes one call per step: at least a call's cost each, however few its tokens.
+    if (first.decode && !work.resumed[unit.front()])
+      cost = std::max(cost, model.batch_call * double(draws(unit.front())));
     items.push_back({u, 0, 0, cost});
   }
   return items;

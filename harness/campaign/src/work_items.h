@@ -18,12 +18,14 @@ inline constexpr uint64_t kDrawChunk = uint64_t{1} << 22;  // draws of one Count
 inline constexpr uint64_t kPieceDraws = kDrawChunk * 8;    // 2^25: the largest work item of a row case
 
 // What draws cost, in nanoseconds: a counted draw, a CountDraws call per token of its row (its distribution, its
-// setup), a batch row's draw per token (one row of a Sample call), and judging a case per token of its row.
+// setup), a batch row's draw per token (one row of a Sample call), judging a case per token of its row, and a call of
+// a batch's rows (a decode step).
 struct CostModel {
   double counted_draw = 0.0;
   double call_per_token = 0.0;
   double sampled_draw_per_token = 0.0;
   double judge_per_token = 0.0;
+  double batch_call = 0.0;  // one call of a batch's rows (a decode step: a call per step, whatever its tokens)
 };
 // The fixed models of the assignment to shards and of the order workers take items in: the exact sampler on one
 // core of the 2-core VM, and the cuda sampler on an H200. They depend on the sampler's kind alone, so every shard
