@@ -142,5 +142,26 @@ TEST(PlanTest, ADecodeBatchCostsACallPerStep) {
   EXPECT_DOUBLE_EQ(replicated[0].cost, 2 * 8192 * 16 * 1.0);
 }
 
+// The checks a row case makes once (agreement, seed dependence, a fresh instance) cost the probed row_checks_per_token
+// a token of the row, on the item that holds the case's first draws only (TokenSpeed on the H200: 13 row cases took 312
+// s where their counted draws were estimated at about 100 s, and the budget was overrun).
+TEST(PlanTest, ARowCaseCostsItsChecksOnce) {
+  CampaignWork work;
+  PreparedCase pc;
+  pc.row.assign(100, 0.0f);
+  pc.result.draws = 3 * kPieceDraws;
+  work.prepared.push_back(pc);
+  work.units = {{0}};
+  work.resumed = {false};
+  CostModel model;
+  model.counted_draw = 1.0;          // ns
+  model.row_checks_per_token = 5e7;  // 5 s for the row of 100 tokens
+  const std::vector<WorkItem> items = MakeWorkItems(work, model);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_DOUBLE_EQ(items[0].cost, double(kPieceDraws) + 5e9);
+  EXPECT_DOUBLE_EQ(items[1].cost, double(kPieceDraws));
+  EXPECT_DOUBLE_EQ(items[2].cost, double(kPieceDraws));
+}
+
 }  // namespace
 }  // namespace samplecheck::harness

@@ -7,6 +7,8 @@
 
 #include "samplecheck/campaign/progress.h"
 #include "samplecheck/core/format.h"
+#include "sampler_draw.h"
+#include "stream_draw.h"
 #include "work_items.h"
 
 namespace samplecheck::harness {
@@ -107,6 +109,54 @@ void MeasureBatch(const std::vector<std::unique_ptr<Sampler>>& samplers, const C
   }
 }
 
+// The sampler of the probe standing in for its own fresh instance (the probe opens no second process).
+class Borrowed final : public Sampler {
+ public:
+  explicit Borrowed(Sampler& s) : s_(s) {}
+  std::string Name() const override { return s_.Name(); }
+  Capabilities GetCapabilities() const override { return s_.GetCapabilities(); }
+  Status Sample(const RowBatch& batch, std::span<const SamplingParams> params, std::span<int32_t> tokens) override {
+    return s_.Sample(batch, params, tokens);
+  }
+  Status CountDraws(std::span<const float> row, const SamplingParams& params, uint64_t draws,
+                    std::span<uint64_t> histogram, uint64_t* invalid) override {
+    return s_.CountDraws(row, params, draws, histogram, invalid);
+  }
+  Status SampleRepeated(std::span<const float> row, const SamplingParams& params, std::span<int32_t> tokens) override {
+    return s_.SampleRepeated(row, params, tokens);
+  }
+  Status SampleReplicated(const RowBatch& rows, uint64_t replicas, std::span<const SamplingParams> params,
+                          std::span<int32_t> tokens) override {
+    return s_.SampleReplicated(rows, replicas, params, tokens);
+  }
+  Status SampleSteps(const RowBatch& batch, std::span<const SamplingParams> params, uint64_t steps,
+                     std::span<int32_t> tokens) override {
+    return s_.SampleSteps(batch, params, steps, tokens);
+  }
+
+ private:
+  Sampler& s_;
+};
+
+// The checks a row case makes once, besides its counted draws, drawn on the probe case by every worker at once as
+// the campaign draws them (MeasureAgreement for a counting fast path, MeasureRowStream with the worker's own sampler
+// as the fresh instance): at an engine's rates they are seconds a case (TokenSpeed on the H200: 13 row cases took
+// 312 s where their counted draws were estimated at about 100 s). Nanoseconds a row token (the checks draw more on
+// longer rows; the probe's is the longest, so the estimate errs long); 0 when a call failed.
+double MeasureRowChecks(const std::vector<std::unique_ptr<Sampler>>& samplers, const PreparedCase& pc) {
+  const Capabilities caps = samplers.front()->GetCapabilities();
+  const double seconds = AllAtOnce(samplers, [&](Sampler& s) {
+    if (caps.count_draws) {
+      if (Agreement a = MeasureAgreement(s, pc, caps.deterministic, caps.gpu); !a.status.ok()) return a.status;
+    }
+    FreshSampler fresh(
+        [&s]() -> Result<std::unique_ptr<Sampler>> { return std::unique_ptr<Sampler>(new Borrowed(s)); });
+    const StreamDraws d = MeasureRowStream(s, fresh, pc, caps.deterministic, caps.gpu);
+    return d.sampler_error.empty() ? Status::Ok() : Status(InvalidArgument(d.sampler_error));
+  });
+  return seconds > 0 ? seconds * 1e9 / double(std::max<size_t>(pc.row.size(), 1)) : 0.0;
+}
+
 }  // namespace
 
 std::optional<CostModel> MeasureCost(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work) {
@@ -120,6 +170,7 @@ std::optional<CostModel> MeasureCost(const std::vector<std::unique_ptr<Sampler>>
   const auto t0 = Clock::now();
   EvaluateCase(trial, histogram, 0);
   cost.judge_per_token = SecondsSince(t0) / double(probe->row.size()) * 1e9;
+  cost.row_checks_per_token = MeasureRowChecks(samplers, *probe);
   MeasureBatch(samplers, work, cost);
   return cost;
 }

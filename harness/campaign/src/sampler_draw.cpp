@@ -56,6 +56,8 @@ void FirstDifference(Sampler& sampler, std::span<const float> row, const Samplin
   if (sampler.SampleRepeated(row, one, alone).ok()) a.evidence.sampled_alone_token = alone[0];
 }
 
+}  // namespace
+
 // The case's first draws (at most 2^16 on a GPU; a CPU sampler, a plugin or a process, computes a row's
 // distribution in every sampling call, so 4 MiB of replicated rows at most: 1024 draws up to V = 1024, 64 at least)
 // counted by CountDraws and drawn by SampleRepeated at the same seeds and offsets.
@@ -82,6 +84,8 @@ Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool determ
   a.evidence.sampled = a.sampled;
   return a;
 }
+
+namespace {
 
 // Every row of a batch through SampleReplicated (Sample on K copies of the batch): each call holds K replicas
 // (draws c*K .. c*K + K - 1 of every row, replica k at offset + c*K + k), at most 4096 rows and 64 MiB of copied

@@ -26,6 +26,8 @@ struct Agreement {
   std::vector<uint64_t> fast, sampled;
   Status status;  // not ok: the sampler failed on one of the two paths
 };
+// The agreement draws of a row case (sampler_draw.cpp; the probe of the time budget times them too).
+Agreement MeasureAgreement(Sampler& sampler, const PreparedCase& pc, bool deterministic, bool gpu);
 
 // The draws of one row case as they arrive from its items (possibly on several workers).
 struct RowDraws {

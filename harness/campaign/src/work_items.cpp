@@ -18,8 +18,9 @@ std::vector<WorkItem> MakeWorkItems(const CampaignWork& work, const CostModel& m
       for (uint64_t b = 0; b < n; b += kPieceDraws) {
         const uint64_t e = std::min(n, b + kPieceDraws);
         const double calls = double((e - b + kDrawChunk - 1) / kDrawChunk);
-        items.push_back({u, b, e, model.counted_draw * double(e - b) + model.call_per_token * vocab * calls +
-                                      (b == 0 ? model.judge_per_token * vocab : 0.0)});
+        items.push_back({u, b, e,
+                         model.counted_draw * double(e - b) + model.call_per_token * vocab * calls +
+                             (b == 0 ? (model.judge_per_token + model.row_checks_per_token) * vocab : 0.0)});
       }
       continue;
     }

@@ -26,6 +26,7 @@ struct CostModel {
   double sampled_draw_per_token = 0.0;
   double judge_per_token = 0.0;
   double batch_call = 0.0;  // one call of a batch's rows (a decode step: a call per step, whatever its tokens)
+  double row_checks_per_token = 0.0;  // the checks a row case makes once (agreement, seeds, a fresh instance)
 };
 // The fixed models of the assignment to shards and of the order workers take items in: the exact sampler on one
 // core of the 2-core VM, and the cuda sampler on an H200. They depend on the sampler's kind alone, so every shard
@@ -45,7 +46,8 @@ double EstimateSeconds(const std::vector<WorkItem>& items, unsigned workers);
 
 // The probe (before the first draw): the cost model of this sampler on this suite's rows, measured with every
 // worker's sampler drawing at once (so a shared or throttled machine shows): two counts on the longest row case
-// (the difference gives the per-draw cost free of the per-call cost), judging that case, one call of each batch.
+// (the difference gives the per-draw cost free of the per-call cost), judging that case, the checks every row case
+// makes once (agreement, seed dependence, a fresh instance's batch and calls) on that case, one call of each batch.
 // nullopt when there is nothing to measure or the sampler fails (the plan then states no time).
 std::optional<CostModel> MeasureCost(const std::vector<std::unique_ptr<Sampler>>& samplers, const CampaignWork& work);
 
