@@ -67,6 +67,26 @@ TEST(ReportTest, TheSummaryOfASamplerRunStatesItsAlphaAndTv) {
   EXPECT_EQ(summary.find("no sampling test"), std::string::npos) << summary;
 }
 
+// A sampler whose COUNT draws another of its paths (process capability 512) says so in the report: the field
+// round-trips, the summary names it, and a value other than "distributional" is a parse error naming the field.
+TEST(ReportTest, ADistributionalCountPathIsStatedAndRoundTrips) {
+  CampaignReport report = SmallSmokeReport("exact");
+  EXPECT_FALSE(ReportToJson(report)["sampler"].contains("counts"));
+  EXPECT_EQ(FormatSummary(report).find("distributional count path"), std::string::npos);
+  report.sampler_counts = "distributional";
+  nlohmann::json j = ReportToJson(report);
+  EXPECT_EQ(j["sampler"]["counts"], "distributional");
+  auto back = ReportFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->sampler_counts, "distributional");
+  EXPECT_NE(FormatSummary(*back).find("distributional count path"), std::string::npos) << FormatSummary(*back);
+  j["sampler"]["counts"] = "whole";
+  auto bad = ReportFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kParse);
+  EXPECT_NE(bad.error().message.find("/sampler/counts"), std::string::npos) << bad.error().message;
+}
+
 TEST(ReportTest, MalformedReportsAreParseErrors) {
   EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"({"schema":"samplecheck-report/2"})")).ok());
   EXPECT_FALSE(ReportFromJson(nlohmann::json::parse(R"({"schema":"samplecheck-report/1"})")).ok());

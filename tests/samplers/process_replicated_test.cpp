@@ -109,6 +109,23 @@ bool Contains(const std::string& text, const std::string& part) { return text.fi
 // A batch case's call: 3 rows, 100 copies, each call row with its own seed and offset. One SAMPLE_REPLICATED with
 // each row once (24 + 300 params + 3 rows of logits), and the tokens of the exact sampler on the copies, in call
 // order.
+// Capability 512 (COUNT draws the distribution, not SAMPLE's tokens at the same seeds) means something only beside
+// COUNT (bit 2): with it the sampler is count_distributional, so the campaign tests agreement two-sample; without
+// COUNT the harness counts through SAMPLE and the bit is ignored.
+TEST(ProcessCapabilities, TheDistributionalCountBitCountsOnlyBesideCount) {
+  constexpr uint32_t kCountBit = 2, kDistributionalBit = 512;
+  ScriptedClient both(kCountBit | kDistributionalBit, "exact");
+  ScriptedClient count_only(kCountBit, "exact");
+  ScriptedClient bit_only(kDistributionalBit, "exact");
+  ASSERT_TRUE(both && count_only && bit_only);
+  EXPECT_TRUE(both->GetCapabilities().count_draws);
+  EXPECT_TRUE(both->GetCapabilities().count_distributional);
+  EXPECT_TRUE(count_only->GetCapabilities().count_draws);
+  EXPECT_FALSE(count_only->GetCapabilities().count_distributional);
+  EXPECT_FALSE(bit_only->GetCapabilities().count_draws);
+  EXPECT_FALSE(bit_only->GetCapabilities().count_distributional);
+}
+
 TEST(ProcessReplicated, AReplicatedBatchIsOneMessageWithEachRowOnceAndTokensInCallOrder) {
   ScriptedClient client(kReplicatedBit, "exact");
   ASSERT_TRUE(client);

@@ -147,7 +147,8 @@ double MeasureRowChecks(const std::vector<std::unique_ptr<Sampler>>& samplers, c
   const Capabilities caps = samplers.front()->GetCapabilities();
   const double seconds = AllAtOnce(samplers, [&](Sampler& s) {
     if (caps.count_draws) {
-      if (Agreement a = MeasureAgreement(s, pc, caps.deterministic, caps.gpu); !a.status.ok()) return a.status;
+      const bool token_equal = caps.deterministic && !caps.count_distributional;
+      if (Agreement a = MeasureAgreement(s, pc, token_equal, caps.gpu); !a.status.ok()) return a.status;
     }
     FreshSampler fresh(
         [&s]() -> Result<std::unique_ptr<Sampler>> { return std::unique_ptr<Sampler>(new Borrowed(s)); });

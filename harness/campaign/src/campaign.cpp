@@ -360,6 +360,8 @@ class SamplerCampaign final : public ReportKind {
     run_ = std::make_unique<SamplerRun>(*work_, sink);
     run_->deterministic = samplers_.caps.deterministic;
     run_->count_draws = samplers_.caps.count_draws;
+    run_->count_distributional = samplers_.caps.count_distributional;
+    if (samplers_.caps.count_distributional) work_->report.sampler_counts = "distributional";
     run_->gpu = samplers_.caps.gpu;
     run_->sharded = options_.shard.has_value();
     run_->make_fresh = [this]() { return MakeSampler(options_.sampler_spec, samplers_.options); };

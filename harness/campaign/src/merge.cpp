@@ -138,6 +138,7 @@ Status SameCampaign(const CampaignReport& a, const CampaignReport& b, const std:
   const std::pair<std::string, std::pair<std::string, std::string>> fields[] = {
       {"suite", {a.suite + " (" + a.suite_source + ")", b.suite + " (" + b.suite_source + ")"}},
       {"sampler", {a.sampler_spec, b.sampler_spec}},
+      {"sampler counts", {a.sampler_counts, b.sampler_counts}},
       {"profile", {a.profile, b.profile}},
       {"seed", {std::to_string(a.seed), std::to_string(b.seed)}},
       {"draw seed", {std::to_string(a.draw_seed), std::to_string(b.draw_seed)}},
@@ -211,6 +212,7 @@ Result<CampaignWork> ReplanShards(const Suite& suite, const CampaignReport& a, c
   if (!FindProfile(a.profile)) return InvalidArgument("the shards judge profile '" + a.profile + "', unknown here");
   auto work = PrepareWork(suite, options, a.profile, a.sampler);
   if (!work.ok()) return work.error();
+  work->report.sampler_counts = a.sampler_counts;
   if (PlanFingerprint(work->prepared) != a.shard->plan_fingerprint) {
     return InvalidArgument("the plan of suite " + suite.name + " made now differs from the one the shards drew "
                            "(the suite file, its rows or samplecheck changed since they ran): run the shards again");

@@ -251,7 +251,7 @@ void SamplerDrawer::DrawRange(const WorkItem& item, size_t i, Clock::time_point 
   Agreement agreement;
   const bool compare = run_.count_draws && item.begin == 0 && sampler_error.empty() && !r.unsamplable;
   if (compare) {
-    agreement = MeasureAgreement(sampler_, pc, run_.deterministic, run_.gpu);
+    agreement = MeasureAgreement(sampler_, pc, run_.deterministic && !run_.count_distributional, run_.gpu);
     if (run_.sink.Halted()) return;
   }
   // The stream checks, by the item that holds the case's first draws (in a shard too: it keeps their judged fields).

@@ -51,6 +51,7 @@ struct SamplerRun {
   CaseSink& sink;
   bool deterministic = false;
   bool count_draws = false;  // a native counting fast path: the agreement check runs
+  bool count_distributional = false;  // ... judged as two samples (Capabilities::count_distributional)
   bool gpu = false;
   bool sharded = false;      // keep the row cases' counts (ShardRowEvidence) for merge, judge nothing of them
   std::vector<RowDraws> rows;  // per prepared case

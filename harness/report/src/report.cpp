@@ -279,6 +279,7 @@ json ReportToJson(const CampaignReport& r) {
   j["samplecheck_version"] = r.samplecheck_version;
   j["suite"] = {{"name", r.suite}, {"source", r.suite_source}};
   j["sampler"] = {{"name", r.sampler}, {"spec", r.sampler_spec}};
+  if (!r.sampler_counts.empty()) j["sampler"]["counts"] = r.sampler_counts;
   j["profile"] = r.profile;
   j["seed"] = r.seed;
   j["draw_seed"] = r.draw_seed;
@@ -387,6 +388,12 @@ Result<CampaignReport> ReportFromJson(const json& j) {
     const json& sampler = Child(j, "", "sampler");
     r.sampler = Field<std::string>(sampler, "/sampler", "name");
     r.sampler_spec = Field<std::string>(sampler, "/sampler", "spec");
+    if (sampler.contains("counts")) {
+      r.sampler_counts = Field<std::string>(sampler, "/sampler", "counts");
+      if (r.sampler_counts != "distributional") {
+        throw std::runtime_error("/sampler/counts \"" + r.sampler_counts + "\" is not \"distributional\"");
+      }
+    }
     r.profile = Field<std::string>(j, "", "profile");
     r.seed = Field<uint64_t>(j, "", "seed");
     r.draw_seed = Field<uint64_t>(j, "", "draw_seed");
@@ -497,6 +504,10 @@ std::string FormatSummary(const CampaignReport& r) {
   os << "suite " << r.suite << " (" << r.suite_source << "), sampler " << r.sampler << " judged as " << r.profile
      << ", seed " << r.seed;
   if (r.draw_seed != r.seed) os << " (draw seed " << r.draw_seed << ")";
+  if (r.sampler_counts == "distributional") {
+    os << "\n  counted draws from the sampler's distributional count path (not Sample's tokens at the same seeds: "
+          "agreement is a two-sample test; the seeded checks draw through Sample)";
+  }
   os << "\n";
   os << "  " << r.machine.hostname << " (" << (r.machine.cpu.empty() ? "cpu ?" : r.machine.cpu) << ", "
      << r.machine.cores << " cores), gpu " << r.gpu.value_or("none") << ", git "

@@ -41,12 +41,13 @@ enum CapabilityBits : uint32_t {
   kCapProcessed = 1,
   kCapCount = 2,
   kCapNondeterministic = 4,
-  kCapVerify = 8,             // answers VERIFY (a speculative-decoding chain verifier)
-  kCapVerifyScripted = 16,    // VERIFY honours a scripted uniform stream
-  kCapSampleReplicated = 32,  // answers SAMPLE_REPLICATED (each distinct row sent once, with its copy count)
-  kCapLogprobsBatch = 64,     // answers LOGPROBS_BATCH (a replay source)
-  kCapLogprobsLabels = 128,   // takes LOGPROBS_BATCH's labels (a trainer's label guard)
-  kCapSampleSteps = 256,      // answers SAMPLE_STEPS (the batch sent once for many calls)
+  kCapVerify = 8,                 // answers VERIFY (a speculative-decoding chain verifier)
+  kCapVerifyScripted = 16,        // VERIFY honours a scripted uniform stream
+  kCapSampleReplicated = 32,      // answers SAMPLE_REPLICATED (each distinct row sent once, with its copy count)
+  kCapLogprobsBatch = 64,         // answers LOGPROBS_BATCH (a replay source)
+  kCapLogprobsLabels = 128,       // takes LOGPROBS_BATCH's labels (a trainer's label guard)
+  kCapSampleSteps = 256,          // answers SAMPLE_STEPS (the batch sent once for many calls)
+  kCapCountDistributional = 512,  // COUNT draws the distribution, not SAMPLE's tokens at the same (seed, offset)
 };
 // LOGPROBS_BATCH: the dtype of its rows (bf16 rows hold bf16 values, sent exactly as f32) and its flags.
 enum LogprobsCodes : uint32_t { kDTypeFp32 = 0, kDTypeBf16 = 1, kFlagLabels = 1 };

@@ -141,6 +141,7 @@ class ProcessSampler final : public Sampler {
     caps.processed_distribution = (capabilities_ & kCapProcessed) != 0;
     caps.count_draws = (capabilities_ & kCapCount) != 0;
     caps.deterministic = (capabilities_ & kCapNondeterministic) == 0;
+    caps.count_distributional = caps.count_draws && (capabilities_ & kCapCountDistributional) != 0;
     caps.profile = profile_;
     return caps;
   }

@@ -37,6 +37,10 @@ struct Capabilities {
   bool processed_distribution = false;
   bool count_draws = false;      // a native fast path (the default CountDraws always works)
   bool deterministic = true;     // same (seed, offset) gives the same token
+  // CountDraws draws the profile's distribution on another of the engine's paths (its unseeded production draw,
+  // say), not the tokens Sample gives at the same (seed, offset): the agreement check is then the two-sample test,
+  // while `deterministic` still holds Sample to its stream checks (seed dependence, determinism, batch invariance).
+  bool count_distributional = false;
   bool parallel_instances = false;  // several instances may draw in parallel threads (CPU samplers); a campaign
                                     // then runs one per core
   bool gpu = false;                 // runs on a GPU: a large replicated batch costs little (the agreement check of
