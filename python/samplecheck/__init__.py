@@ -14,9 +14,10 @@ The core (protocol, serving, check) is standard library only; torch or numpy arr
 samplecheck.philox the Philox uniform of `--sampler exact`.
 """
 from .checking import CaseResult, CheckResult, SamplecheckNotFound, check, check_replay, find_program
-from .protocol import (CAP_COUNT, CAP_NONDETERMINISTIC, CAP_PROCESSED, CAP_SAMPLE_REPLICATED, CAP_VERIFY,
-                       CAP_VERIFY_SCRIPTED, DRAFT_LOGITS, DRAFT_ONE_HOT, DRAFT_PROBABILITIES, ERR_FAILED,
-                       ERR_INVALID_ARGUMENT, ERR_INVALID_ROW, ERR_UNSUPPORTED, INVALID_TOKEN, SamplerError)
+from .protocol import (CAP_COUNT, CAP_COUNT_DISTRIBUTIONAL, CAP_NONDETERMINISTIC, CAP_PROCESSED,
+                       CAP_SAMPLE_REPLICATED, CAP_VERIFY, CAP_VERIFY_SCRIPTED, DRAFT_LOGITS, DRAFT_ONE_HOT,
+                       DRAFT_PROBABILITIES, ERR_FAILED, ERR_INVALID_ARGUMENT, ERR_INVALID_ROW, ERR_UNSUPPORTED,
+                       INVALID_TOKEN, SamplerError)
 from .serving import Sampler, VerifyCall, cannot_serve, serve
 from .tensors import BatchParams, SamplingParams, lanes_for
 
@@ -25,6 +26,7 @@ __version__ = "0.1.0"
 __all__ = ["BatchParams", "CaseResult", "CheckResult", "Sampler", "SamplecheckNotFound", "SamplerError",
            "SamplingParams", "VerifyCall", "cannot_serve", "check", "check_replay", "find_program", "lanes_for",
            "serve",
-           "CAP_COUNT", "CAP_NONDETERMINISTIC", "CAP_PROCESSED", "CAP_SAMPLE_REPLICATED", "CAP_VERIFY",
-           "CAP_VERIFY_SCRIPTED", "DRAFT_LOGITS", "DRAFT_ONE_HOT", "DRAFT_PROBABILITIES", "ERR_FAILED",
-           "ERR_INVALID_ARGUMENT", "ERR_INVALID_ROW", "ERR_UNSUPPORTED", "INVALID_TOKEN"]
+           "CAP_COUNT", "CAP_COUNT_DISTRIBUTIONAL", "CAP_NONDETERMINISTIC", "CAP_PROCESSED",
+           "CAP_SAMPLE_REPLICATED", "CAP_VERIFY", "CAP_VERIFY_SCRIPTED", "DRAFT_LOGITS", "DRAFT_ONE_HOT",
+           "DRAFT_PROBABILITIES", "ERR_FAILED", "ERR_INVALID_ARGUMENT", "ERR_INVALID_ROW", "ERR_UNSUPPORTED",
+           "INVALID_TOKEN"]

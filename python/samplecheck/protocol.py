@@ -27,6 +27,7 @@ CAP_PROCESSED, CAP_COUNT, CAP_NONDETERMINISTIC, CAP_VERIFY, CAP_VERIFY_SCRIPTED 
 CAP_SAMPLE_REPLICATED = 32
 CAP_LOGPROBS_BATCH, CAP_LOGPROBS_LABELS = 64, 128  # answers LOGPROBS_BATCH; takes its labels (a label guard)
 CAP_SAMPLE_STEPS = 256  # answers SAMPLE_STEPS (the batch sent once for many calls)
+CAP_COUNT_DISTRIBUTIONAL = 512  # COUNT draws the distribution on another path, not SAMPLE's tokens at (seed, offset)
 
 # LOGPROBS_BATCH logits dtypes: bf16 rows hold bf16 values (exact in the f32 sent).
 DTYPE_FP32, DTYPE_BF16 = 0, 1

@@ -77,11 +77,14 @@ class Sampler:
     is available, and serve() answers the HELLO with it: samplecheck says "cannot serve"); nondeterministic sets
     the capability bit 4 (same seed and offset may give other tokens); verify_scripted says verify honours
     call.uniforms (bit 16); lanes overrides L(V) (a function of the vocabulary: calls per window of a COUNT); labels
-    says logprobs takes LOGPROBS_BATCH's labels (bit 128: a trainer with a label guard)."""
+    says logprobs takes LOGPROBS_BATCH's labels (bit 128: a trainer with a label guard); count_distributional says
+    the count callable draws the sampler's distribution on another of its paths (an engine's unseeded production
+    draw), not the tokens sample gives at the same seeds and offsets (bit 512: samplecheck then judges the counting
+    path's agreement with sample as two samples, and keeps the seeded checks on sample)."""
 
     def __init__(self, sample=None, *, verify=None, logprobs=None, count=None, validate=None, name="python",
                  profile="", tensors="auto", device="auto", nondeterministic=False, verify_scripted=False, lanes=None,
-                 labels=False):
+                 labels=False, count_distributional=False):
         if sample is None and verify is None and logprobs is None and not callable(count):
             raise ValueError("samplecheck.Sampler needs at least one of sample, verify, logprobs, count")
         for label, fn in (("sample", sample), ("verify", verify), ("logprobs", logprobs), ("validate", validate)):
@@ -89,6 +92,8 @@ class Sampler:
                 raise TypeError("%s=%r is not callable" % (label, fn))
         if count is not None and count is not False and not callable(count):
             raise TypeError("count=%r: give a callable, or False to leave COUNT to the harness" % (count,))
+        if count_distributional and not callable(count):
+            raise ValueError("count_distributional=True needs a count callable (its draws are what it describes)")
         if tensors not in TENSOR_KINDS:
             raise ValueError("tensors=%r: use %s" % (tensors, ", ".join(repr(k) for k in TENSOR_KINDS)))
         check_device(tensors, device)
@@ -99,6 +104,7 @@ class Sampler:
         self.nondeterministic, self.verify_scripted = nondeterministic, verify_scripted
         self.lanes = lanes
         self.labels = labels
+        self.count_distributional = bool(count_distributional)
         self._backend = None
 
     @property
@@ -116,6 +122,8 @@ class Sampler:
             caps |= P.CAP_COUNT
         if self.nondeterministic:
             caps |= P.CAP_NONDETERMINISTIC
+        if self.count_distributional:
+            caps |= P.CAP_COUNT_DISTRIBUTIONAL
         if self.verify is not None:
             caps |= P.CAP_VERIFY | (P.CAP_VERIFY_SCRIPTED if self.verify_scripted else 0)
         if self.sample is not None:
@@ -438,14 +446,15 @@ def serve_streams(sampler, stdin=None, stdout=None):
 
 def serve(sample=None, *, verify=None, logprobs=None, count=None, validate=None, name="python", profile="",
           tensors="auto", device="auto", nondeterministic=False, verify_scripted=False, lanes=None, labels=False,
-          stdin=None, stdout=None):
+          count_distributional=False, stdin=None, stdout=None):
     """Serves a sampler made of callables (the options are Sampler's) on stdin/stdout, or `stdin=`/`stdout=` binary
     streams, until BYE; returns the exit code. `sample` may also be a Sampler (then no other option is given). An
     option that cannot serve here (device="cuda" without a GPU) answers the HELLO with ERROR (cannot_serve): exit 1,
     and samplecheck reports "cannot serve: device='cuda': ..." at start."""
     options = dict(verify=verify, logprobs=logprobs, count=count, validate=validate, name=name, profile=profile,
                    tensors=tensors, device=device, nondeterministic=nondeterministic,
-                   verify_scripted=verify_scripted, lanes=lanes, labels=labels)
+                   verify_scripted=verify_scripted, lanes=lanes, labels=labels,
+                   count_distributional=count_distributional)
     if isinstance(sample, Sampler):
         given = sorted(k for k, v in options.items() if v is not _SERVE_DEFAULTS[k] and
                        not (type(v) is type(_SERVE_DEFAULTS[k]) and v == _SERVE_DEFAULTS[k]))
