@@ -26,9 +26,21 @@ it into ``samplecheck.serve(...)`` callables. What is this module's and not the 
                such call; a row's token does not depend on the other rows of a request, so samplecheck's agreement
                and batch-invariance checks hold for a correct engine. A COUNT is one call a window, counted on the
                device.
+    ``--count-seeding window`` (request seeding only): SAMPLE stays request-seeded, and a COUNT is drawn by the
+    engine's unseeded production path, window-seeded as above over B lanes (``batch_rows``). Its tokens are then
+    not SAMPLE's at the same (seed, offset), only its distribution (vLLM: the same sampler, its batch-wide draw in
+    place of a per-request ``torch.Generator``); the HELLO says so (capability bit 512), samplecheck judges the
+    agreement as two samples, and every seeded check stays on SAMPLE. The name says ``+counts=window``.
     Either way every draw is the engine's own per-step draw on an engine batch; nothing here draws a token. A batch
     whose rows share (t, k, p, m) reaches the engine with them as scalars (one parameter object, built once by the
     adapter), the seeds and offsets as int64 device columns of their u64 bits.
+  * staged COUNT (``Engine.stage`` and ``Engine.draw``, where the engine is a composition of its own masking and
+    drawing functions, e.g. TensorRT-LLM's ``top_k_top_p_sampling_batch``, whose ``probs`` go to its line-171
+    ``torch.multinomial``): a window-seeded COUNT computes the row's masked distribution once, and its windows
+    then go through the drawing function alone. Its first window is drawn both ways from the same seed; only when
+    the staged tokens equal the whole sampler's, lane for lane, is the rest staged, else the COUNT is drawn whole
+    and stderr says so. Every COUNT's first window is that check (a sample of every row and seed the campaign
+    counts); the process's tally goes to stderr at exit. The name says ``+staged``; ``--no-stage`` draws whole.
   * VERIFY (``Engine.verify``): the trials of one chain request become one engine batch of B chains (the target rows
     replicated), trial i seeded by (seed, offset + i (g + 1)); the draft in the form the engine takes (``Engine.
     draft_form``: probabilities, logits, or none for one-hot drafts). A logits-form draft (samplecheck's form 1,
@@ -51,6 +63,7 @@ from samplecheck import draws  # noqa: E402
 sys.path.pop(0)
 
 SEEDINGS = ("request", "window")
+COUNT_SEEDINGS = ("same", "window")
 ROWS = ("guard", "raw")
 _U64 = (1 << 64) - 1
 
@@ -72,6 +85,9 @@ class Engine:
         softmax is q) | "none" (the engine verifies without draft probabilities: one-hot drafts only) |
         "ignored" (the engine's rule never reads q, e.g. accept iff the draft equals the target's own draw).
     fixed_shape: COUNT always calls the engine with B rows (an engine that builds a backend per batch shape).
+    stage(row [1, V], t, k, p, m) -> the engine's masked distribution of the row, ready for draw (None: this row is
+        not staged, e.g. greedy); draw(state, lanes) -> [lanes] tokens, the engine's drawing function on ``lanes``
+        copies of it with the generator ``seed_window`` just seeded. Both or neither (staged COUNT, above).
     """
     adapter: object
     sample: Callable
@@ -83,6 +99,8 @@ class Engine:
     draft_form: str = "probs"
     nondeterministic: bool = False
     fixed_shape: bool = False
+    stage: Optional[Callable] = None
+    draw: Optional[Callable] = None
 
 
 def add_arguments(ap: argparse.ArgumentParser, env_var: str, default_seeding: str = "request",
@@ -104,6 +122,13 @@ def add_arguments(ap: argparse.ArgumentParser, env_var: str, default_seeding: st
                     help="rows of one engine call over replicated rows under request seeding (COUNT chunks; default "
                          "from the free device memory, engine_serve.batch_rows: thousands at V = 128k on a GPU). A "
                          "row's token does not depend on it")
+    ap.add_argument("--count-seeding", choices=COUNT_SEEDINGS, default="same",
+                    help="same (default): COUNT draws SAMPLE's tokens; window (with --seeding request): COUNT draws "
+                         "the engine's unseeded production path, window-seeded over B lanes (its distribution, not "
+                         "SAMPLE's tokens: capability bit 512; the name says +counts=window)")
+    ap.add_argument("--no-stage", action="store_true",
+                    help="draw every COUNT window through the whole sampler, never staged (the name then has no "
+                         "+staged)")
     ap.add_argument("--describe", action="store_true", help="print the name, loaded files and stubs, then exit")
 
 
@@ -201,10 +226,26 @@ class _Tally:
 class Client:
     """The callables of samplecheck.serve for one Engine."""
 
-    def __init__(self, engine: Engine, rows: str = "guard", batch=None):
+    def __init__(self, engine: Engine, rows: str = "guard", batch=None, count_seeding: str = "same",
+                 stage: bool = True):
         if rows not in ROWS:
             raise ValueError(f"rows must be one of {', '.join(ROWS)}, got {rows!r}")
+        if count_seeding not in COUNT_SEEDINGS:
+            raise ValueError(f"count_seeding must be one of {', '.join(COUNT_SEEDINGS)}, got {count_seeding!r}")
+        if count_seeding == "window":
+            if engine.seeding != "request":
+                raise ValueError("--count-seeding window is for --seeding request (window seeding already counts "
+                                 "through the engine's batch-wide draw)")
+            if engine.seed_window is None:
+                raise ValueError("--count-seeding window: this engine path has no batch-wide (unseeded) draw to "
+                                 "seed")
+        if (engine.stage is None) != (engine.draw is None):
+            raise ValueError("an Engine gives both stage and draw, or neither")
         self.engine, self.rows, self.batch = engine, rows, batch
+        self.count_seeding = count_seeding
+        self.count_windows = engine.seeding == "window" or count_seeding == "window"
+        self.staged = stage and engine.stage is not None and self.count_windows
+        self.stage_tally = {"counts": 0, "staged": 0, "whole": 0, "lanes_compared": 0}
         self._batch_rows = {}
 
     def batch_rows(self, vocab, device) -> int:
@@ -315,7 +356,7 @@ class Client:
         p = params[0]
         self._check(params, None, vocab)
         row = logits[0]
-        if self.engine.seeding == "request":
+        if not self.count_windows:
             size = self.batch_rows(vocab, device)
             done = 0
             while done < draws:
@@ -327,18 +368,64 @@ class Client:
                 tally.add(tokens[:b])
                 done += b
         else:
-            lanes, at, remaining = params.lanes, p.offset, draws
-            copies = row.expand(lanes, vocab)
-            while remaining > 0:
-                lo = at % lanes
-                take = min(remaining, lanes - lo)
-                self.engine.seed_window(p.seed, at // lanes)
-                tokens = torch_tensor(self.engine.sample(copies.contiguous(), p.temperature, p.top_k, p.top_p,
-                                                         p.min_p, None, None), device)
-                tally.add(tokens[lo:lo + take])
-                at = (at + take) & _U64
-                remaining -= take
+            # Window seeding: SAMPLE's lanes (its tokens); --count-seeding window: B lanes (its distribution).
+            lanes = params.lanes if self.engine.seeding == "window" else self.batch_rows(vocab, device)
+            self._count_windows(row, p, draws, lanes, tally)
         return tally.result("the engine's sample()")
+
+    def _count_windows(self, row, p, draws, lanes, tally):
+        """The COUNT's windows (seed, offset // lanes), each one engine call over ``lanes`` copies of the row, the
+        draw at offset o lane o % lanes. Staged (``self.staged``): the row's masked distribution once
+        (``Engine.stage``), its first window drawn whole and staged from the same seed, and only when the two agree
+        lane for lane are the other windows drawn by ``Engine.draw`` alone."""
+        import torch
+        vocab, device = row.shape[0], row.device
+        copies = row.expand(lanes, vocab).contiguous()
+        state = None
+        if self.staged:
+            state = self.engine.stage(row.unsqueeze(0), p.temperature, p.top_k, p.top_p, p.min_p)
+            self.stage_tally["counts"] += 1
+        checked = state is None
+        at, remaining = p.offset, draws
+        while remaining > 0:
+            lo = at % lanes
+            take = min(remaining, lanes - lo)
+            window = at // lanes
+            self.engine.seed_window(p.seed, window)
+            if checked and state is not None:
+                tokens = torch_tensor(self.engine.draw(state, lanes), device)
+            else:
+                tokens = torch_tensor(self.engine.sample(copies, p.temperature, p.top_k, p.top_p, p.min_p, None,
+                                                         None), device)
+            if not checked:
+                checked = True
+                self.engine.seed_window(p.seed, window)
+                staged = torch_tensor(self.engine.draw(state, lanes), device).long()
+                self.stage_tally["lanes_compared"] += lanes
+                differ = int((staged != tokens.long()).sum())
+                if differ:
+                    lane = int(torch.nonzero(staged != tokens.long())[0])
+                    print(f"engine_serve: staged COUNT drawn whole: at seed {p.seed}, window {window} ({lanes} lanes, "
+                          f"V = {vocab}, temperature {p.temperature}, top_k {p.top_k}, top_p {p.top_p}, min_p "
+                          f"{p.min_p}) {differ} lanes differ, first lane {lane}: whole {int(tokens[lane])}, staged "
+                          f"{int(staged[lane])}", file=sys.stderr, flush=True)
+                    state = None
+                    self.stage_tally["whole"] += 1
+                else:
+                    self.stage_tally["staged"] += 1
+            tally.add(tokens[lo:lo + take])
+            at = (at + take) & _U64
+            remaining -= take
+
+    def stage_summary(self) -> str:
+        """One line: what staging did in this process (empty when it was off)."""
+        if not self.staged:
+            return ""
+        t = self.stage_tally
+        return (f"engine_serve: staged COUNT: {t['counts']} counts; {t['staged']} staged after their first window "
+                f"matched the whole sampler lane for lane, {t['whole']} drawn whole after a difference, "
+                f"{t['counts'] - t['staged'] - t['whole']} not staged (rows the engine does not stage: greedy); "
+                f"{t['lanes_compared']} lanes compared")
 
     # -- PROCESSED -----------------------------------------------------------------------------------------------------
     def logprobs(self, logits, params):
@@ -407,13 +494,27 @@ class Client:
         return accepted, tokens
 
 
-def serve(engine: Engine, name: str, profile: str, device: str, rows: str = "guard", lanes=None, batch=None) -> int:
-    client = Client(engine, rows, batch)
-    return samplecheck.serve(
-        client.sample, count=client.count,
-        logprobs=client.logprobs if engine.processed_logprobs is not None else None,
-        verify=client.verify if engine.verify is not None else None, name=name, profile=profile, tensors="torch",
-        device=device, nondeterministic=engine.nondeterministic, lanes=lanes)
+def serve(engine: Engine, name: str, profile: str, device: str, rows: str = "guard", lanes=None, batch=None,
+          count_seeding: str = "same", stage: bool = True) -> int:
+    client = Client(engine, rows, batch, count_seeding, stage)
+    try:
+        return samplecheck.serve(
+            client.sample, count=client.count,
+            logprobs=client.logprobs if engine.processed_logprobs is not None else None,
+            verify=client.verify if engine.verify is not None else None, name=name, profile=profile,
+            tensors="torch", device=device, nondeterministic=engine.nondeterministic, lanes=lanes,
+            count_distributional=count_seeding == "window")
+    finally:
+        if client.stage_summary():
+            print(client.stage_summary(), file=sys.stderr, flush=True)
+
+
+def count_suffix(engine: Engine, count_seeding: str, stage: bool) -> str:
+    """The sampler-name tail of the COUNT path: +counts=window (the unseeded production path draws the counts),
+    +staged (masked once a row, then the drawing function)."""
+    windows = engine.seeding == "window" or count_seeding == "window"
+    return (("+counts=window" if count_seeding == "window" else "") +
+            ("+staged" if stage and engine.stage is not None and windows else ""))
 
 
 def main(prog: str, env_var: str, build, add_engine_arguments=None, default_seeding="request", seedings=SEEDINGS,
@@ -438,12 +539,22 @@ def main(prog: str, env_var: str, build, add_engine_arguments=None, default_seed
             print(f"{prog}: {exc}", file=sys.stderr)
             return 2
         return samplecheck.cannot_serve(f"{prog}: {exc}")
+    stage = not args.no_stage
+    try:
+        Client(engine, args.rows, args.batch_rows, args.count_seeding, stage)   # the options' consistency
+    except ValueError as exc:
+        if args.describe:
+            print(f"{prog}: {exc}", file=sys.stderr)
+            return 2
+        return samplecheck.cannot_serve(f"{prog}: {exc}")
+    name += count_suffix(engine, args.count_seeding, stage)
     if args.describe:
         print(name)
         print(engine.adapter.tree.describe())
-        print(f"seeding {engine.seeding}; rows {args.rows}; device {args.device}")
+        print(f"seeding {engine.seeding}; counts {args.count_seeding}; rows {args.rows}; device {args.device}")
         return 0
-    return serve(engine, name, args.profile, args.device, args.rows, args.lanes, args.batch_rows)
+    return serve(engine, name, args.profile, args.device, args.rows, args.lanes, args.batch_rows,
+                 args.count_seeding, stage)
 
 
 def seed_global(seed: int, window: int) -> None:

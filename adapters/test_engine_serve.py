@@ -270,3 +270,105 @@ def struct_count(row, t, draws):
     import struct
     return bytearray(struct.pack("<Q", row.shape[1]) + P.PARAMS.pack(*t) + struct.pack("<Q", draws) +
             row.numpy().astype("<f4").tobytes())
+
+
+# -- --count-seeding window and staged COUNT --------------------------------------------------------------------------
+def test_count_seeding_window_counts_the_unseeded_path_and_sample_stays_seeded():
+    engine = RaceEngine()
+    c = serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check, seeding="request",
+                                  seed_window=serve.seed_global), batch=16, count_seeding="window")
+    t = (1.0, -1, 1.0, 0.0, 9, 5)
+    histogram, invalid = c.count(ROW_A, params([t], 8), 40)
+    # B = 16 lanes a window: offsets 5..44 are windows 0, 1 and 2 (lanes 5.., all, ..12), every call unseeded
+    assert engine.calls == [(16, True)] * 3 and invalid == 0 and int(histogram.sum()) == 40
+    again, _ = c.count(ROW_A, params([t], 8), 40)
+    assert again.tolist() == histogram.tolist()          # a function of (seed, offset): reproducible
+    engine.calls.clear()
+    c.sample(ROW_A, params([t], 8))
+    assert engine.calls == [(1, False)]                  # SAMPLE: the per-request generator
+    # the distribution, not SAMPLE's tokens: 20000 counted draws against softmax(ROW_A) (chi-square, 4 dof; the
+    # 0.999 quantile is 18.5, so a correct engine fails this one fixed-seed test with probability 1e-3)
+    big, _ = c.count(ROW_A, params([(1.0, -1, 1.0, 0.0, 9, 0)], 8), 20000)
+    expected = torch.softmax(ROW_A[0].double(), dim=0) * 20000
+    assert float(((big.double() - expected) ** 2 / expected).sum()) < 18.5
+
+
+def test_count_seeding_window_is_refused_where_it_cannot_mean_anything():
+    engine = RaceEngine()
+    with pytest.raises(ValueError, match="for --seeding request"):
+        serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check, seeding="window",
+                                  seed_window=serve.seed_global), count_seeding="window")
+    with pytest.raises(ValueError, match="no batch-wide"):
+        serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check, seeding="request"),
+                     count_seeding="window")
+    with pytest.raises(ValueError, match="count_seeding must be one of same, window"):
+        serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check), count_seeding="all")
+
+
+def test_the_hello_says_the_counts_are_distributional_only_when_they_are():
+    c, _ = client("request")
+    plain = samplecheck.Sampler(c.sample, count=c.count, tensors="torch", device="cpu")
+    flagged = samplecheck.Sampler(c.sample, count=c.count, tensors="torch", device="cpu", count_distributional=True)
+    assert not plain.capabilities & P.CAP_COUNT_DISTRIBUTIONAL
+    assert flagged.capabilities & P.CAP_COUNT_DISTRIBUTIONAL and flagged.capabilities & P.CAP_COUNT
+    with pytest.raises(ValueError, match="needs a count callable"):
+        samplecheck.Sampler(c.sample, tensors="torch", device="cpu", count_distributional=True)
+
+
+class StagedRace(RaceEngine):
+    """A composition: the masked distribution (softmax(x / T)) once a row, then the race on the copies with the
+    process's generator (what the whole sample does, so staged tokens equal whole ones); ``skew`` makes draw differ."""
+
+    def __init__(self, skew=False):
+        super().__init__()
+        self.skew, self.draws = skew, 0
+
+    def stage(self, row, t, k, p, m):
+        return None if k == 1 else torch.softmax(row / t, dim=-1)      # top_k = 1: greedy, drawn whole
+
+    def draw(self, probs, lanes):
+        self.draws += 1
+        q = torch.empty(lanes, probs.shape[1]).exponential_()
+        tokens = probs.expand(lanes, -1).div(q).argmax(dim=-1)
+        return (tokens + 1) % probs.shape[1] if self.skew else tokens
+
+
+def staged_client(skew=False, stage=True):
+    engine = StagedRace(skew)
+    return serve.Client(serve.Engine(adapter=engine, sample=engine.sample, check=engine.check, seeding="window",
+                                     seed_window=serve.seed_global, stage=engine.stage, draw=engine.draw),
+                        stage=stage), engine
+
+
+@pytest.mark.parametrize("offset", [0, 3])
+def test_a_staged_count_is_the_whole_samplers_count_when_the_first_window_agrees(offset):
+    c, engine = staged_client()
+    t = (1.0, -1, 1.0, 0.0, 21, offset)
+    histogram, invalid = c.count(ROW_A, params([t], 8), 60)
+    whole, _ = staged_client(stage=False)[0].count(ROW_A, params([t], 8), 60)
+    assert histogram.tolist() == whole.tolist() and invalid == 0
+    # the first window twice (whole and staged), the others through draw alone
+    assert len(engine.calls) == 1 and engine.draws == len(range(offset // 8, (offset + 59) // 8 + 1))
+    assert c.stage_tally == {"counts": 1, "staged": 1, "whole": 0, "lanes_compared": 8}
+    assert "1 staged after their first window matched" in c.stage_summary()
+
+
+def test_a_staged_count_whose_first_window_differs_is_drawn_whole_and_says_so(capsys):
+    c, engine = staged_client(skew=True)
+    t = (1.0, -1, 1.0, 0.0, 21, 0)
+    histogram, _ = c.count(ROW_A, params([t], 8), 60)
+    whole, _ = staged_client(stage=False)[0].count(ROW_A, params([t], 8), 60)
+    assert histogram.tolist() == whole.tolist() and engine.draws == 1 and len(engine.calls) == 8
+    assert c.stage_tally["whole"] == 1 and "staged COUNT drawn whole: at seed 21, window 0" in capsys.readouterr().err
+
+
+def test_greedy_rows_are_not_staged_and_the_name_says_what_counts():
+    c, engine = staged_client()
+    c.count(ROW_A, params([(1.0, 1, 1.0, 0.0, 2, 0)], 8), 20)
+    assert engine.draws == 0 and c.stage_tally["counts"] == 1 and c.stage_tally["staged"] == 0
+    e = c.engine
+    assert serve.count_suffix(e, "same", True) == "+staged" and serve.count_suffix(e, "same", False) == ""
+    plain = serve.Engine(adapter=None, sample=None, check=None, seeding="request", seed_window=serve.seed_global)
+    assert serve.count_suffix(plain, "window", True) == "+counts=window"
+    with pytest.raises(ValueError, match="both stage and draw"):
+        serve.Client(serve.Engine(adapter=None, sample=None, check=None, stage=engine.stage))

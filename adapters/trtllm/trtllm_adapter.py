@@ -122,6 +122,19 @@ class TrtllmVanilla:
             tokens[r] = self.sample_group(x[r:r + 1], t[r], k[r], p[r], self._generator(r).manual_seed(seeds_r[r]))[0]
         return tokens
 
+    def stage_probs(self, row, temperature, top_k, top_p, min_p):
+        """A staged COUNT's state (adapters/engine_serve.py): the ``probs`` the function returns for the row alone
+        (what its line-171 ``torch.multinomial`` draws from), or None for a greedy row."""
+        x = es.logits_2d(row, self.device)
+        t, k, p = float(temperature), int(top_k), float(top_p)
+        self.check(t, k, p, float(min_p))
+        if self._is_greedy(t, k, p):
+            return None
+        kr = None if k <= 0 or k >= x.shape[1] else k
+        probs = self.sampling_batch(x[:1], temperature=t, top_k=kr, top_p=p,
+                                    generator=torch.Generator(device=self.device))[1]
+        return {"probs": probs, "copies": None, "lanes": None}
+
     def processed_probs(self, logits, temperature, top_k, top_p):
         """[rows, vocab]: the ``probs`` the function returns beside the token (what it draws from)."""
         x = es.logits_2d(logits, self.device)

@@ -14,7 +14,8 @@ triton, or dispatch: the engine's own choice by batch size). ``--seeding request
 request with its own ``torch.Generator`` seeded from (seed, offset), vLLM's per-request generator; ``--seeding
 window``: unseeded requests, the engine's batch-wide ``exponential_`` on the process's generator, seeded per
 (seed, offset // L) window. ``--mrv2``: Model Runner V2 (Triton; request seeding: seed = the request seed, offset =
-the position). ``--verifier``: also answer VERIFY with the rejection sampler of the same runner (v1
+the position). ``--count-seeding window`` (v1, request seeding): SAMPLE keeps the per-request generators, COUNT
+draws the unseeded requests' path (engine_serve.py). ``--verifier``: also answer VERIFY with the rejection sampler of the same runner (v1
 rejection_sampler.py, or MRV2's rejection_sampler_utils.py). ``--no-front-end`` hands the parameters to the sampler
 without the SamplingParams rewrites (the 0.01 temperature floor, greedy's reset of the filters; README "Front end");
 its validation still refuses what SamplingParams refuses.
@@ -47,8 +48,9 @@ def check(t, k, p, m, vocab):
 def build(args):
     front_end = not args.no_front_end
     if args.mrv2:
-        if args.seeding != "request":
-            raise ValueError("Model Runner V2 keys its noise by (request seed, position): --seeding request only")
+        if args.seeding != "request" or args.count_seeding != "same":
+            raise ValueError("Model Runner V2 keys its noise by (request seed, position): --seeding request and "
+                             "--count-seeding same only")
         adapter = va.VllmMrv2(args.src, path=args.path, device=args.device, use_fp64_gumbel=args.fp64_gumbel,
                               front_end=front_end, with_verifier=args.verifier)
         adapter.tree = adapter.v1.tree
