@@ -258,15 +258,16 @@ fi
 
 if [ "$phase" = sources-standard ]; then
   # Python-bound clients: the throughput probe plans the run; --force lets a plan past 6 hours start, the deadline
-  # cuts it, its journal is resumed by the next call (ENGINES_STATE).
+  # cuts it, its journal is resumed by the next call (ENGINES_STATE). vLLM's v1 paths count on their unseeded
+  # production path (--count-seeding window: protocol bit 512), SAMPLE stays seeded per request.
   i=0 pids=() ran=()
   IFS=, read -r -a std_jobs <<< "${only:-vllm-dispatch}"
   for job in "${std_jobs[@]}"; do
     suite=standard skipped=()
     case "$job" in
-      vllm-dispatch) spec="process:$V --path dispatch"; profile=vllm-api ;;
-      vllm-triton) spec="process:$V --path triton --no-front-end"; profile=vllm-triton ;;
-      vllm-pytorch) spec="process:$V --path pytorch"; profile=vllm-api ;;
+      vllm-dispatch) spec="process:$V --path dispatch --count-seeding window"; profile=vllm-api ;;
+      vllm-triton) spec="process:$V --path triton --no-front-end --count-seeding window"; profile=vllm-triton ;;
+      vllm-pytorch) spec="process:$V --path pytorch --count-seeding window"; profile=vllm-api ;;
       mrv2) spec="process:$V --mrv2 --path dispatch"; profile=vllm-api ;;
       sglang-unseeded) spec="process:$SG"; profile=sglang-torch
                        skipped=(--allow-skipped) ;;  # standard's sentinel top_k = 0, invalid under sglang-torch
