@@ -257,9 +257,9 @@ struct CampaignReport {
   // How the sampler's counted draws relate to its Sample: "" (the same tokens at the same seeds and offsets, or no
   // counting path), "distributional" (another of its paths: Capabilities::count_distributional).
   std::string sampler_counts;
-  std::string profile;       // judged profile
-  uint64_t seed = 0;         // rows and their perturbations
-  uint64_t draw_seed = 0;    // the sampler's seeds (== seed unless --draw-seed)
+  std::string profile;     // judged profile
+  uint64_t seed = 0;       // rows and their perturbations
+  uint64_t draw_seed = 0;  // the sampler's seeds (== seed unless --draw-seed)
   double alpha = 0.0;
   double tv = 0.0;
   double power = 0.0;
